@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Lattice",
+    products: [
+        .library(name: "Lattice", targets: ["Lattice"]),
+        .executable(name: "lattice-demo", targets: ["LatticeDemo"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(
+            name: "Lattice",
+            dependencies: ["CLMDB"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "LatticeDemo",
+            dependencies: ["Lattice"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Child process launched by the multi-process tests.
+        .executableTarget(
+            name: "LatticeTestHelper",
+            dependencies: ["Lattice"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "LatticeTests",
+            dependencies: ["Lattice", "LatticeTestHelper"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

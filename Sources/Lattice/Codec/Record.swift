@@ -1,0 +1,120 @@
+/// The binary record of one object (see the *File Format* article).
+///
+/// ```
+/// header   u8      high nibble: record format (1); low nibble: offset width code (0: 1 byte, 1: 2, 2: 4)
+/// count    varint  number of property payloads n
+/// ends     n × width little-endian end offsets of each payload, relative to the payload area
+/// payloads the property values in schema order, each in its type's encoding
+/// ```
+/// Reading property i costs two offset loads; no other property is decoded.
+enum Record {
+    static let format: UInt8 = 1
+
+    /// Assembles a record from concatenated payloads and their end offsets.
+    static func assemble(payloads: [UInt8], ends: [Int], into out: inout [UInt8]) {
+        let total = payloads.count
+        let width = total <= 0xFF ? 1 : total <= 0xFFFF ? 2 : 4
+        let code: UInt8 = width == 1 ? 0 : width == 2 ? 1 : 2
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(2 + ends.count * width + total)
+        out.append(format << 4 | code)
+        Varint.append(UInt64(ends.count), to: &out)
+        for end in ends {
+            var e = UInt32(end)
+            for _ in 0..<width {
+                out.append(UInt8(truncatingIfNeeded: e))
+                e >>= 8
+            }
+        }
+        out.append(contentsOf: payloads)
+    }
+}
+
+/// A parsed view of a record's header: locates payloads without copying.
+struct RecordView {
+    let bytes: UnsafeRawBufferPointer
+    let count: Int
+    private let width: Int
+    private let table: Int
+    private let payloadStart: Int
+
+    /// Parses the header; nil when the bytes are not a record this version can read.
+    @inline(__always)
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard let header = bytes.first, header >> 4 == Record.format else { return nil }
+        let code = Int(header & 0x0F)
+        guard code <= 2 else { return nil }
+        var at = 1
+        let n = Int(truncatingIfNeeded: Varint.read(bytes, &at))
+        let width = 1 << code
+        guard n >= 0, n <= (bytes.count - at) / width else { return nil }
+        self.bytes = bytes
+        self.count = n
+        self.width = width
+        self.table = at
+        self.payloadStart = at + n * width
+    }
+
+    @inline(__always)
+    private func end(_ i: Int) -> Int {
+        let p = table + i * width
+        switch width {
+        case 1: return Int(bytes[p])
+        case 2: return Int(bytes[p]) | Int(bytes[p + 1]) << 8
+        default: return Int(bytes.loadUnaligned(fromByteOffset: p, as: UInt32.self).littleEndian)
+        }
+    }
+
+    /// The payload of property `i`; nil when the record predates that property.
+    @inline(__always)
+    func payload(_ i: Int) -> UnsafeRawBufferPointer? {
+        guard i < count else { return nil }
+        let start = i == 0 ? 0 : end(i - 1)
+        let stop = end(i)
+        guard start <= stop, payloadStart + stop <= bytes.count else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: bytes[(payloadStart + start)..<(payloadStart + stop)])
+    }
+
+    /// Copies every payload (for re-encoding after one property changed).
+    func payloads() -> (bytes: [UInt8], ends: [Int]) {
+        var out: [UInt8] = []
+        var ends: [Int] = []
+        ends.reserveCapacity(count)
+        for i in 0..<count {
+            if let p = payload(i) { out.append(contentsOf: p) }
+            ends.append(out.count)
+        }
+        return (out, ends)
+    }
+}
+
+/// Order-preserving binary keys: `memcmp` order equals value order.
+enum KeyCodec {
+    /// 8-byte big-endian with the sign bit flipped.
+    @inline(__always)
+    static func appendInt(_ v: Int64, to out: inout [UInt8]) {
+        let u = UInt64(bitPattern: v) ^ (1 << 63)
+        withUnsafeBytes(of: u.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    @inline(__always)
+    static func int(_ bytes: UnsafeRawBufferPointer) -> Int64 {
+        guard bytes.count >= 8 else { return 0 }
+        let u = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        return Int64(bitPattern: u ^ (1 << 63))
+    }
+
+    /// Doubles ordered numerically (negatives before positives, -0.0 equal to 0.0).
+    static func appendDouble(_ d: Double, to out: inout [UInt8]) {
+        let bits = (d == 0 ? 0.0 : d).bitPattern
+        let u = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        withUnsafeBytes(of: u.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// Object keys: the 8-byte form of an Int64, on the stack.
+    @inline(__always)
+    static func withObjectKey<R>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let u = (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian
+        return try withUnsafeBytes(of: u, body)
+    }
+}

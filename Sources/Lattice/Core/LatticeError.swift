@@ -1,0 +1,105 @@
+/// Every error Lattice throws.
+///
+/// Each case carries enough context (file, class, property, value) to produce a message
+/// that tells the user what went wrong without reading the source. `description` renders it.
+public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A read-only open of a file that does not exist.
+    case fileNotFound(path: String)
+    /// The file exists but is not a Lattice database (or is damaged beyond opening).
+    case invalidFile(path: String, reason: String)
+    /// The file was written by a newer (or unknown) Lattice file format.
+    case incompatibleFormatVersion(path: String, found: UInt32, supported: UInt32)
+    /// The file's stored schema differs from the configuration's at the same schema version.
+    /// `differences` lists each one, for example `Property 'ToDoItem.priority' has been added.`
+    case schemaMismatch(path: String, differences: [String])
+    /// The file's schema version is newer than the configuration's.
+    case schemaVersionTooOld(path: String, fileVersion: UInt64, configuredVersion: UInt64)
+    /// A model class cannot be stored as declared (bad primary key type, name too long, ...).
+    case invalidSchema(className: String, reason: String)
+    /// A configuration option or feature that this version does not implement yet.
+    case unsupported(feature: String)
+    /// An object with this primary key value already exists.
+    case duplicatePrimaryKey(className: String, value: String)
+    /// The primary key of a managed object was changed.
+    case primaryKeyChanged(className: String, property: String)
+    /// `add(_:update:)`/`create` with `.modified` or `.all` on a type without a primary key.
+    case noPrimaryKey(className: String, operation: String)
+    /// A value of the wrong type was given for a property.
+    case wrongType(className: String, property: String, expected: String, found: String)
+    /// A required property was not given a value.
+    case missingValue(className: String, property: String)
+    /// A key in a dictionary or array that names no property.
+    case unknownProperty(className: String, property: String)
+    /// A String or Data value is larger than the 16 MiB limit.
+    case valueTooLarge(className: String, property: String, size: Int, limit: Int)
+    /// The object is managed by a different file (or in-memory store) than the handle.
+    case objectFromAnotherLattice(className: String)
+    /// The object has been deleted, or its handle was invalidated.
+    case objectInvalidated(className: String)
+    /// The class is not part of this handle's schema.
+    case classNotInSchema(className: String)
+    /// A write operation was attempted outside a write transaction.
+    case notInWriteTransaction(operation: String)
+    /// `beginWrite()` while this handle is already in a write transaction.
+    case alreadyInWriteTransaction
+    /// A write was attempted through a read-only handle.
+    case readOnly(path: String, operation: String)
+    /// The memory map could not grow any further.
+    case mapFull(path: String, mapSize: Int)
+    /// An error from the storage engine or the operating system.
+    case storage(path: String, code: Int32, message: String)
+    /// A predicate or sort key could not be parsed or does not fit the schema.
+    case invalidQuery(message: String)
+
+    public var description: String {
+        switch self {
+        case let .fileNotFound(path):
+            return "No database file at '\(path)' (a read-only handle never creates one)."
+        case let .invalidFile(path, reason):
+            return "'\(path)' is not a Lattice database: \(reason)"
+        case let .incompatibleFormatVersion(path, found, supported):
+            return "'\(path)' has file format version \(found); this Lattice reads up to version \(supported)."
+        case let .schemaMismatch(path, differences):
+            return "The schema of '\(path)' differs from the configured schema at the same schema version; "
+                + "raise schemaVersion to migrate:\n- " + differences.joined(separator: "\n- ")
+        case let .schemaVersionTooOld(path, fileVersion, configuredVersion):
+            return "'\(path)' has schema version \(fileVersion), newer than the configured \(configuredVersion)."
+        case let .invalidSchema(className, reason):
+            return "Invalid model class '\(className)': \(reason)"
+        case let .unsupported(feature):
+            return "\(feature) is not supported yet."
+        case let .duplicatePrimaryKey(className, value):
+            return "An object of type '\(className)' with primary key \(value) already exists."
+        case let .primaryKeyChanged(className, property):
+            return "The primary key '\(className).\(property)' of a managed object cannot be changed."
+        case let .noPrimaryKey(className, operation):
+            return "'\(className)' has no primary key, so \(operation) is not possible."
+        case let .wrongType(className, property, expected, found):
+            return "Property '\(className).\(property)' expects a value of type \(expected), not \(found)."
+        case let .missingValue(className, property):
+            return "Property '\(className).\(property)' is required and was given no value."
+        case let .unknownProperty(className, property):
+            return "'\(className)' has no persisted property named '\(property)'."
+        case let .valueTooLarge(className, property, size, limit):
+            return "The value of '\(className).\(property)' is \(size) bytes; the limit is \(limit) bytes."
+        case let .objectFromAnotherLattice(className):
+            return "This '\(className)' object is managed by a different database."
+        case let .objectInvalidated(className):
+            return "The '\(className)' object has been deleted or invalidated."
+        case let .classNotInSchema(className):
+            return "'\(className)' is not in this database's schema (add it to Configuration.objectTypes)."
+        case let .notInWriteTransaction(operation):
+            return "\(operation) must be called inside a write transaction."
+        case .alreadyInWriteTransaction:
+            return "This handle is already in a write transaction."
+        case let .readOnly(path, operation):
+            return "'\(path)' was opened read-only; \(operation) is not allowed."
+        case let .mapFull(path, mapSize):
+            return "'\(path)' cannot grow its memory map beyond \(mapSize) bytes."
+        case let .storage(path, code, message):
+            return "Storage error \(code) on '\(path)': \(message)"
+        case let .invalidQuery(message):
+            return "Invalid query: \(message)"
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+
+/// Called with the migration and the file's old schema version (see ``Lattice/Configuration/migrationBlock``).
+public typealias MigrationBlock = @Sendable (Migration, UInt64) throws -> Void
+
+/// The context of a schema migration: the schema stored in the file and the one being opened.
+public final class Migration {
+    /// The schema stored in the file before the migration.
+    public let oldSchema: Schema
+    /// The schema the file is migrated to.
+    public let newSchema: Schema
+
+    init(oldSchema: Schema, newSchema: Schema) {
+        self.oldSchema = oldSchema
+        self.newSchema = newSchema
+    }
+}
+
+extension Lattice {
+    /// Everything needed to open a database (FEATURES O2).
+    ///
+    /// Options this version does not implement yet are accepted by the type but make opening throw
+    /// ``LatticeError/unsupported(feature:)`` naming them: nothing is silently ignored.
+    public struct Configuration: Sendable, CustomStringConvertible {
+        /// The database file. Setting it clears ``inMemoryIdentifier``.
+        public var fileURL: URL? {
+            didSet { if fileURL != nil { inMemoryIdentifier = nil } }
+        }
+        /// Names an in-memory store shared by every handle of this process with the same identifier;
+        /// its data disappears when the last handle closes. Setting it clears ``fileURL``.
+        public var inMemoryIdentifier: String? {
+            didSet { if inMemoryIdentifier != nil { fileURL = nil } }
+        }
+        /// Open an existing file for reading only: every write throws (a property setter stops).
+        public var readOnly: Bool
+        /// The schema version of ``objectTypes``; the file stores the version it was written with.
+        public var schemaVersion: UInt64
+        /// Runs when the file's schema version is lower (migrations: not supported yet).
+        public var migrationBlock: MigrationBlock?
+        /// Delete and recreate the file when its schema differs, instead of throwing.
+        public var deleteIfMigrationNeeded: Bool
+        /// The model classes stored in the file. `nil` means every class whose schema has been
+        /// derived in this process (see ``Lattice/register(_:)``).
+        public var objectTypes: [Object.Type]?
+        /// Called with total and used bytes on first open to decide on compaction (not supported yet).
+        public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
+        /// The most snapshots that may be pinned at once (not supported yet).
+        public var maximumNumberOfActiveVersions: UInt?
+        /// A 64-byte key to encrypt the file (not supported yet).
+        public var encryptionKey: Data?
+        /// The memory map's starting size in bytes; it doubles whenever a write needs more.
+        public var initialMapSize: Int
+        /// The most concurrent read snapshots across all processes (LMDB reader slots).
+        public var maxReaders: UInt32
+
+        /// Creates a configuration. `inMemoryIdentifier`, when given, wins over `fileURL`.
+        public init(
+            fileURL: URL? = URL(fileURLWithPath: "default.lattice"),
+            inMemoryIdentifier: String? = nil,
+            readOnly: Bool = false,
+            schemaVersion: UInt64 = 0,
+            migrationBlock: MigrationBlock? = nil,
+            deleteIfMigrationNeeded: Bool = false,
+            shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
+            maximumNumberOfActiveVersions: UInt? = nil,
+            objectTypes: [Object.Type]? = nil,
+            encryptionKey: Data? = nil,
+            initialMapSize: Int = 8 << 20,
+            maxReaders: UInt32 = 126
+        ) {
+            self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
+            self.inMemoryIdentifier = inMemoryIdentifier
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+            self.deleteIfMigrationNeeded = deleteIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
+            self.objectTypes = objectTypes
+            self.encryptionKey = encryptionKey
+            self.initialMapSize = initialMapSize
+            self.maxReaders = maxReaders
+        }
+
+        private static let defaultStorage = Mutex(Configuration())
+
+        /// The configuration `Lattice()` opens: `default.lattice` in the current directory unless changed.
+        public static var defaultConfiguration: Configuration {
+            get { defaultStorage.withLock { $0 } }
+            set { defaultStorage.withLock { $0 = newValue } }
+        }
+
+        /// Every field, readably.
+        public var description: String {
+            let types = objectTypes.map { "[" + $0.map { "\($0)" }.joined(separator: ", ") + "]" } ?? "all registered"
+            return "Lattice.Configuration { "
+                + (inMemoryIdentifier.map { "inMemoryIdentifier = \($0)" } ?? "fileURL = \(fileURL?.path ?? "nil")")
+                + "; readOnly = \(readOnly); schemaVersion = \(schemaVersion)"
+                + "; migrationBlock = \(migrationBlock == nil ? "nil" : "set")"
+                + "; deleteIfMigrationNeeded = \(deleteIfMigrationNeeded)"
+                + "; objectTypes = \(types)"
+                + "; shouldCompactOnLaunch = \(shouldCompactOnLaunch == nil ? "nil" : "set")"
+                + "; maximumNumberOfActiveVersions = \(maximumNumberOfActiveVersions.map(String.init) ?? "nil")"
+                + "; encryptionKey = \(encryptionKey == nil ? "nil" : "set")"
+                + "; initialMapSize = \(initialMapSize); maxReaders = \(maxReaders) }"
+        }
+
+        /// Throws for options that are set but not implemented yet.
+        func checkSupported() throws {
+            if migrationBlock != nil { throw LatticeError.unsupported(feature: "Configuration.migrationBlock (migrations)") }
+            if shouldCompactOnLaunch != nil { throw LatticeError.unsupported(feature: "Configuration.shouldCompactOnLaunch") }
+            if maximumNumberOfActiveVersions != nil {
+                throw LatticeError.unsupported(feature: "Configuration.maximumNumberOfActiveVersions")
+            }
+            if encryptionKey != nil { throw LatticeError.unsupported(feature: "Configuration.encryptionKey (encryption)") }
+            if fileURL == nil && inMemoryIdentifier == nil {
+                throw LatticeError.unsupported(feature: "A configuration with neither fileURL nor inMemoryIdentifier")
+            }
+            if readOnly && inMemoryIdentifier != nil {
+                throw LatticeError.unsupported(feature: "A read-only in-memory store")
+            }
+        }
+    }
+}

@@ -1,0 +1,409 @@
+import CLMDB
+
+extension Lattice {
+    /// What `add(_:update:)` and `create(_:value:update:)` do when an object with the same primary key exists.
+    public enum UpdatePolicy: Sendable {
+        /// Throw ``LatticeError/duplicatePrimaryKey(className:value:)`` (the default).
+        case error
+        /// Update the existing object; only values that differ count as changes.
+        case modified
+        /// Update the existing object, every property counting as changed.
+        case all
+    }
+
+    // MARK: Transactions
+
+    /// Whether this handle is inside a write transaction.
+    public var isInWriteTransaction: Bool { writer != nil }
+
+    /// Runs `block` in a write transaction and commits it, returning the block's value.
+    ///
+    /// If the block throws, everything it did is rolled back and the error rethrown. Writers queue
+    /// across threads and processes; readers never wait. Unavailable from async code (an LMDB write
+    /// transaction must begin and end on one thread): use ``asyncWrite(isolation:_:)`` there.
+    @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try performWrite(block)
+    }
+
+    /// `write(_:)` for async code: runs `block` in a write transaction on the caller's isolation, with no
+    /// suspension between begin and commit (so on one thread). Waiting for another writer blocks the thread.
+    @discardableResult
+    public func asyncWrite<Result>(isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result) async throws -> Result {
+        try performWrite(block)
+    }
+
+    private func performWrite<Result>(_ block: () throws -> Result) throws -> Result {
+        try startWrite()
+        do {
+            let result = try block()
+            if writer != nil { try finishWrite() }
+            return result
+        } catch {
+            if writer != nil { abortWrite() }
+            throw error
+        }
+    }
+
+    /// Begins a write transaction: waits for other writers, then moves to the latest commit.
+    @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
+    public func beginWrite() throws { try startWrite() }
+
+    /// Commits the write transaction. If a property setter inside it failed (for example a value over
+    /// the size limit or a changed primary key), rolls back instead and throws that error.
+    @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
+    public func commitWrite() throws { try finishWrite() }
+
+    /// Rolls back the write transaction.
+    @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
+    public func cancelWrite() { abortWrite() }
+
+    private func startWrite() throws {
+        if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: "beginWrite()") }
+        if writer != nil { throw LatticeError.alreadyInWriteTransaction }
+        try env.lockWriter()
+        do {
+            writer = try Transaction(writeOn: env)
+        } catch {
+            env.unlockWriter()
+            throw error
+        }
+        pendingError = nil
+        sequences = [:]
+        didChange()
+    }
+
+    private func finishWrite() throws {
+        guard let txn = writer else { throw LatticeError.notInWriteTransaction(operation: "commitWrite()") }
+        if let error = pendingError {
+            abortWrite()
+            throw error
+        }
+        do {
+            for (name, next) in sequences {
+                var value: [UInt8] = []
+                appendLE(next, to: &value)
+                try Lattice.putMeta(txn, metaDBI, "seq:" + name, value)
+            }
+            try txn.commit()
+        } catch {
+            abortWrite()
+            throw error
+        }
+        writer = nil
+        env.unlockWriter()
+        didChange()
+    }
+
+    private func abortWrite() {
+        guard let txn = writer else { return }
+        txn.abort()
+        writer = nil
+        pendingError = nil
+        env.unlockWriter()
+        didChange()
+    }
+
+    func requireWrite(_ operation: String) throws -> Transaction {
+        if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: operation) }
+        guard let writer else { throw LatticeError.notInWriteTransaction(operation: operation) }
+        return writer
+    }
+
+    // MARK: Adding
+
+    /// Adds an unmanaged object: afterwards it is managed and reads and writes through to the database.
+    ///
+    /// Adding an object this handle already manages does nothing. With `update` other than `.error`,
+    /// an existing object with the same primary key is updated instead of throwing.
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        let txn = try requireWrite("add(_:)")
+        if let owner = object._lattice {
+            let name = object._info?.name ?? "\(type(of: object))"
+            guard owner.env === env else { throw LatticeError.objectFromAnotherLattice(className: name) }
+            if try object.currentRecord(self) == nil { throw LatticeError.objectInvalidated(className: name) }
+            return
+        }
+        let info = try requireClass(type(of: object))
+        if update != .error && info.primaryKey == nil {
+            throw LatticeError.noPrimaryKey(className: info.name, operation: "add(_:update: .\(update))")
+        }
+        let record = try encode(object, info)
+        let key: Int64
+        var old: RecordBuffer?
+        if let pk = info.primaryKey {
+            let pkPayload = record.withUnsafeBytes { RecordView($0)!.payload(pk.column).map(Array.init) ?? [] }
+            if let found = try findObject(info, primaryKeyPayload: pkPayload) {
+                if update == .error {
+                    throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
+                }
+                key = found.key
+                old = found.record
+            } else if info.keyedByPrimaryKey {
+                key = pkPayload.withUnsafeBytes { Int64._latticeDecode($0) }
+            } else {
+                key = try nextKey(info, txn)
+            }
+        } else {
+            key = try nextKey(info, txn)
+        }
+        try store(info, key: key, record: record, old: old, txn)
+        object.attach(to: self, info: info, key: key, record: nil)
+    }
+
+    /// Adds every object of `objects` (see ``add(_:update:)``).
+    public func add<S: Sequence>(contentsOf objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        for object in objects { try add(object, update: update) }
+    }
+
+    /// Creates (or with `update`, updates) an object from a dictionary of property values or an array
+    /// of values in declaration order, and returns it managed.
+    ///
+    /// Missing dictionary keys take the property's initial value for a new object and leave an existing
+    /// one unchanged (a partial update); nil clears an optional. A wrong type, nil for a required
+    /// property, an unknown key or a short array throws.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+        let txn = try requireWrite("create(_:value:)")
+        let info = try requireClass(type)
+        if update != .error && info.primaryKey == nil {
+            throw LatticeError.noPrimaryKey(className: info.name, operation: "create(_:value:update: .\(update))")
+        }
+        let values = try namedValues(value, info.declared.map(\.property), className: info.name)
+        if update != .error, let pk = info.primaryKey, let pkValue = values[pk.name] {
+            var pkPayload: [UInt8] = []
+            guard pk.valueType.encodeAny(pkValue, into: &pkPayload) else {
+                throw wrongType(info.name, pk.property, pkValue)
+            }
+            if let found = try findObject(info, primaryKeyPayload: pkPayload) {
+                var payloads: [Int: [UInt8]] = [:]
+                for (name, v) in values {
+                    guard let p = info.property(named: name) else { throw LatticeError.unknownProperty(className: info.name, property: name) }
+                    var payload: [UInt8] = []
+                    if isNilValue(v) && !p.property.isOptional { throw LatticeError.missingValue(className: info.name, property: name) }
+                    guard p.valueType.encodeAny(v, into: &payload) else { throw wrongType(info.name, p.property, v) }
+                    try checkSize(info, p, payload)
+                    payloads[p.column] = payload
+                }
+                let record = found.record.withBytes { replacing(RecordView($0), in: info, with: payloads) }
+                try store(info, key: found.key, record: record, old: found.record, txn)
+                return materialize(type, info, key: found.key, record: nil)
+            }
+        }
+        let object = T()
+        try Lattice.apply(values, to: object, className: info.name)
+        try add(object)
+        return object
+    }
+
+    // MARK: Deleting
+
+    /// Deletes a managed object. Other instances of it become invalidated.
+    public func delete(_ object: Object) throws {
+        let txn = try requireWrite("delete(_:)")
+        let name = object._info?.name ?? "\(type(of: object))"
+        guard let owner = object._lattice, owner.env === env, let info = object._info else {
+            throw LatticeError.objectFromAnotherLattice(className: name)
+        }
+        guard let old = try object.currentRecord(self) else { throw LatticeError.objectInvalidated(className: name) }
+        try store(info, key: object._key, record: nil, old: old, txn)
+    }
+
+    /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began).
+    public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        for object in Array(objects) { try delete(object) }
+    }
+
+    /// Deletes every object of every class in the schema.
+    public func deleteAll() throws {
+        let txn = try requireWrite("deleteAll()")
+        for info in classesByName.values {
+            try txn.drop(info.objectsDBI)
+            for p in info.indexed { try txn.drop(p.indexDBI!) }
+        }
+        didChange()
+    }
+
+    // MARK: Managed property writes
+
+    /// Writes one property of a managed object (from its setter, which cannot throw: a failure is
+    /// kept in `pendingError` and fails the transaction at commit).
+    func setProperty(of object: Object, property: PropertyInfo, payload: [UInt8]) {
+        guard let txn = writer, let info = object._info else { return }
+        do {
+            try checkSize(info, property, payload)
+            let old = object.liveRecord(self)
+            let current = old.withBytes { RecordView($0)?.payload(property.column).map(Array.init) }
+            if property.property.isPrimaryKey {
+                if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: property.name) }
+                return
+            }
+            let record = old.withBytes { replacing(RecordView($0), in: info, with: [property.column: payload]) }
+            try store(info, key: object._key, record: record, old: old, txn)
+            object._record = RecordBuffer.make(record)
+            object._generation = generation
+        } catch let error as LatticeError {
+            if pendingError == nil { pendingError = error }
+        } catch {
+            if pendingError == nil { pendingError = .storage(path: env.path, code: -1, message: "\(error)") }
+        }
+    }
+
+    // MARK: Storage
+
+    /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes in step with it.
+    private func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction) throws {
+        try KeyCodec.withObjectKey(key) { objectKey in
+            if let record {
+                _ = try record.withUnsafeBytes { try txn.put(info.objectsDBI, objectKey, $0) }
+            } else {
+                try txn.delete(info.objectsDBI, objectKey)
+            }
+            for p in info.indexed {
+                let before = old?.withBytes { RecordView($0)?.payload(p.column).map(Array.init) } ?? nil
+                let after = record?.withUnsafeBytes { RecordView($0)?.payload(p.column).map(Array.init) } ?? nil
+                if before == after { continue }
+                if let before { _ = try indexKey(p, payload: before).withUnsafeBytes { try txn.delete(p.indexDBI!, $0, value: objectKey) } }
+                if let after { try indexKey(p, payload: after).withUnsafeBytes { _ = try txn.put(p.indexDBI!, $0, objectKey) } }
+            }
+        }
+        didChange()
+    }
+
+    /// The next key of a class without an integer primary key (never reused, so stale objects never
+    /// see a newer object).
+    private func nextKey(_ info: ClassInfo, _ txn: Transaction) throws -> Int64 {
+        if let next = sequences[info.name] {
+            sequences[info.name] = next + 1
+            return next
+        }
+        let stored = try Array(("seq:" + info.name).utf8).withUnsafeBytes { k in
+            try txn.get(metaDBI, k) { $0.map { loadLE($0, as: Int64.self) } }
+        }
+        let next = stored ?? 1
+        sequences[info.name] = next + 1
+        return next
+    }
+
+    /// The record of an unmanaged object.
+    private func encode(_ object: Object, _ info: ClassInfo) throws -> [UInt8] {
+        var payloads: [UInt8] = []
+        var ends: [Int] = []
+        ends.reserveCapacity(info.columns.count)
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for p in info.columns {
+            let start = payloads.count
+            p.accessor.encode(at: base + p.offset, into: &payloads)
+            if payloads.count - start > ClassInfo.maxPayloadBytes(p) {
+                throw LatticeError.valueTooLarge(className: info.name, property: p.name,
+                                                 size: payloads.count - start, limit: PropertyInfo.maxValueBytes)
+            }
+            ends.append(payloads.count)
+        }
+        var record: [UInt8] = []
+        Record.assemble(payloads: payloads, ends: ends, into: &record)
+        return record
+    }
+
+    private func checkSize(_ info: ClassInfo, _ p: PropertyInfo, _ payload: [UInt8]) throws {
+        if payload.count > ClassInfo.maxPayloadBytes(p) {
+            throw LatticeError.valueTooLarge(className: info.name, property: p.name,
+                                             size: payload.count - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
+        }
+    }
+
+    /// A record equal to `view` with the payloads of some columns replaced. Columns the stored record
+    /// lacks (written before they existed) get their type's default.
+    private func replacing(_ view: RecordView?, in info: ClassInfo, with replacements: [Int: [UInt8]]) -> [UInt8] {
+        var payloads: [UInt8] = []
+        var ends: [Int] = []
+        for p in info.columns {
+            if let replacement = replacements[p.column] {
+                payloads.append(contentsOf: replacement)
+            } else if let existing = view?.payload(p.column) {
+                payloads.append(contentsOf: existing)
+            } else {
+                p.valueType._latticeDefaultEncoded(into: &payloads)
+            }
+            ends.append(payloads.count)
+        }
+        var record: [UInt8] = []
+        Record.assemble(payloads: payloads, ends: ends, into: &record)
+        return record
+    }
+
+    private func describe(_ p: PropertyInfo, _ payload: [UInt8]) -> String {
+        let value = payload.withUnsafeBytes { p.valueType.decodeAny($0) }
+        if let string = value as? String { return "'\(string)'" }
+        return value.map { "\($0)" } ?? "nil"
+    }
+
+    // MARK: Dynamic values
+
+    /// Property values keyed by name, from a dictionary or an array in declaration order.
+    static func namedValues(_ value: Any, _ properties: [Property], className: String) throws -> [String: Any] {
+        if let dictionary = value as? [String: Any] { return dictionary }
+        if let array = value as? [Any] {
+            if array.count < properties.count {
+                throw LatticeError.missingValue(className: className, property: properties[array.count].name)
+            }
+            if array.count > properties.count {
+                throw LatticeError.unknownProperty(className: className, property: "#\(properties.count) (the array has \(array.count) values)")
+            }
+            return Dictionary(uniqueKeysWithValues: zip(properties.map(\.name), array))
+        }
+        throw LatticeError.wrongType(className: className, property: "(value)", expected: "[String: Any] or [Any]",
+                                     found: "\(type(of: value))")
+    }
+
+    func namedValues(_ value: Any, _ properties: [Property], className: String) throws -> [String: Any] {
+        try Lattice.namedValues(value, properties, className: className)
+    }
+
+    /// Sets the values of an unmanaged object, checking every name and type first.
+    static func apply(_ values: [String: Any], to object: Object, className: String) throws {
+        let metadata = try ModelMetadata.of(type(of: object))
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let fields = Dictionary(uniqueKeysWithValues: zip(metadata.schema.properties.map(\.name), zip(metadata.schema.properties, metadata.fields)))
+        for (name, value) in values {
+            guard let (property, field) = fields[name] else { throw LatticeError.unknownProperty(className: className, property: name) }
+            if isNilValue(value) && !property.isOptional { throw LatticeError.missingValue(className: className, property: name) }
+            guard field.accessor.set(at: base + field.offset, value) else {
+                throw LatticeError.wrongType(className: className, property: name,
+                                             expected: "\(property.type)\(property.isOptional ? "?" : "")",
+                                             found: "\(type(of: unwrapAny(value)))")
+            }
+        }
+    }
+
+    private func wrongType(_ className: String, _ p: Property, _ value: Any) -> LatticeError {
+        .wrongType(className: className, property: p.name, expected: "\(p.type)\(p.isOptional ? "?" : "")",
+                   found: "\(type(of: unwrapAny(value)))")
+    }
+}
+
+extension ClassInfo {
+    /// The largest payload allowed for a property (16 MiB of String/Data, plus an optional's marker byte).
+    static func maxPayloadBytes(_ p: PropertyInfo) -> Int {
+        switch p.property.type {
+        case .string, .data: return PropertyInfo.maxValueBytes + (p.property.isOptional ? 1 : 0)
+        default: return Int.max
+        }
+    }
+}
+
+extension _Persistable {
+    static func _latticeDefaultEncoded(into out: inout [UInt8]) { _latticeDefault._latticeEncode(into: &out) }
+}
+
+extension Object {
+    /// Creates an unmanaged object from a dictionary of property values or an array of values in
+    /// declaration order (FEATURES M6). Throws on unknown names, wrong types and nil for required values.
+    public convenience init(value: Any) throws {
+        self.init()
+        let metadata = try ModelMetadata.of(type(of: self))
+        let values = try Lattice.namedValues(value, metadata.schema.properties, className: metadata.schema.className)
+        try Lattice.apply(values, to: self, className: metadata.schema.className)
+    }
+}

@@ -1,0 +1,392 @@
+import CLMDB
+import Foundation
+
+/// A handle on a Lattice database: a file (or an in-memory store) holding objects of model classes.
+///
+/// ```swift
+/// let lattice = try Lattice(configuration: .init(fileURL: URL(fileURLWithPath: "dogs.lattice"),
+///                                                objectTypes: [Dog.self]))
+/// try lattice.write { try lattice.add(Dog()) }
+/// print(lattice.objects(Dog.self).count)
+/// ```
+///
+/// A handle reads one consistent snapshot of the database until ``refresh()``, its own write, or
+/// ``invalidate()``. It is not `Sendable`: use it (and its objects and results) in one isolation domain
+/// and open another handle elsewhere; handles on one file share one environment in the process.
+/// See the *Concurrency* article.
+public final class Lattice {
+    /// The configuration this handle was opened with.
+    public let configuration: Configuration
+    /// The schema stored in the file (classes sorted by name, properties in storage order).
+    public let schema: Schema
+    /// When true (the default), the handle moves to the latest commit whenever it starts a write and,
+    /// once notifications exist, when they are delivered; it never changes snapshot in the middle of
+    /// synchronous code. With false, only ``refresh()`` and writes move it.
+    public var autorefresh = true
+
+    let env: Environment
+    private let classesByType: [ObjectIdentifier: ClassInfo]
+    let classesByName: [String: ClassInfo]
+    let metaDBI: MDB_dbi
+    private let reader: Transaction
+    private var snapshotOpen = false
+    var writer: Transaction?
+    /// Changes whenever what this handle sees may have changed; objects re-read their record then.
+    private(set) var generation: UInt64 = 1
+    /// Changes on `invalidate()`: objects attached before are invalid.
+    private(set) var epoch: UInt64 = 1
+    /// An error raised where Swift cannot throw (a property setter); the write transaction fails with it.
+    var pendingError: LatticeError?
+    /// Next object keys of classes without an integer primary key, while writing.
+    var sequences: [String: Int64] = [:]
+
+    /// Opens ``Configuration/defaultConfiguration``.
+    public convenience init() throws {
+        try self.init(configuration: .defaultConfiguration)
+    }
+
+    /// Opens (creating when missing, unless read-only) the database `configuration` describes.
+    ///
+    /// Throws ``LatticeError/schemaMismatch(path:differences:)`` when the file's schema differs at the
+    /// same schema version, ``LatticeError/invalidFile(path:reason:)`` for a file that is not a Lattice
+    /// database, ``LatticeError/fileNotFound(path:)`` for a missing file opened read-only, and
+    /// ``LatticeError/unsupported(feature:)`` for options not implemented yet.
+    public init(configuration: Configuration) throws {
+        try configuration.checkSupported()
+        let metadata = try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
+        let declared = Schema(metadata.map(\.schema))
+        let path = try Lattice.storagePath(configuration)
+        if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
+            throw LatticeError.fileNotFound(path: path)
+        }
+        let databases = FileLayout.databases(for: declared)
+        let options = EnvironmentOptions(
+            readOnly: configuration.readOnly,
+            temporary: configuration.inMemoryIdentifier != nil,
+            initialMapSize: max(configuration.initialMapSize, 64 << 10),
+            maxReaders: configuration.maxReaders,
+            maxDatabases: UInt32(databases.count + 16))
+        let env = try Environment.acquire(path: path, options: options)
+        do {
+            let (stored, dbis) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
+            var byType: [ObjectIdentifier: ClassInfo] = [:]
+            var byName: [String: ClassInfo] = [:]
+            for model in metadata {
+                let order = stored[model.schema.className]?.properties.map(\.name) ?? model.schema.properties.map(\.name)
+                let info = ClassInfo(metadata: model, storedOrder: order, dbis: dbis)
+                byType[ObjectIdentifier(model.type)] = info
+                byName[info.name] = info
+            }
+            guard let meta = dbis[FileLayout.meta] else {
+                throw LatticeError.invalidFile(path: path, reason: "its metadata database is missing.")
+            }
+            self.env = env
+            self.configuration = configuration
+            self.schema = stored
+            self.classesByType = byType
+            self.classesByName = byName
+            self.metaDBI = meta
+            self.reader = Transaction(readOn: env)
+        } catch {
+            env.release()
+            throw error
+        }
+    }
+
+    deinit {
+        writer?.abort()
+        if writer != nil { env.unlockWriter() }
+        writer = nil
+        reader.abort()
+        env.release()
+    }
+
+    /// Derives the schema of `types` now (it is otherwise derived on first use). Types whose schema has
+    /// been derived form the default ``Configuration/objectTypes``.
+    public static func register(_ types: Object.Type...) throws {
+        for type in types { _ = try ModelMetadata.of(type) }
+    }
+
+    private static func models(_ types: [Object.Type]) throws -> [ModelMetadata] {
+        var seen = Set<ObjectIdentifier>()
+        var names: [String: Object.Type] = [:]
+        var out: [ModelMetadata] = []
+        for type in types where seen.insert(ObjectIdentifier(type)).inserted {
+            let model = try ModelMetadata.of(type)
+            if let other = names[model.schema.className] {
+                throw LatticeError.invalidSchema(className: model.schema.className,
+                                                 reason: "two model types share the name (\(other) and \(type)).")
+            }
+            names[model.schema.className] = type
+            out.append(model)
+        }
+        if out.isEmpty {
+            throw LatticeError.unsupported(feature: "Opening a database with no object types (set Configuration.objectTypes)")
+        }
+        return out
+    }
+
+    // MARK: Files
+
+    /// The absolute path LMDB opens for `configuration`.
+    static func storagePath(_ configuration: Configuration) throws -> String {
+        if let id = configuration.inMemoryIdentifier {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            let dir = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+            return (dir as NSString).appendingPathComponent("lattice-mem-\(getpid())-\(String(hash, radix: 16))")
+        }
+        guard let url = configuration.fileURL else {
+            throw LatticeError.unsupported(feature: "A configuration with neither fileURL nor inMemoryIdentifier")
+        }
+        let standard = url.standardizedFileURL
+        let dir = standard.deletingLastPathComponent().path
+        let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: dir)).map {
+            ($0 as NSString).isAbsolutePath ? $0 : (dir as NSString).deletingLastPathComponent + "/" + $0
+        } ?? dir
+        return (resolved as NSString).appendingPathComponent(standard.lastPathComponent)
+    }
+
+    /// Deletes the data and lock files of `configuration`. Returns whether a data file existed.
+    /// Throws while any handle of this process has the file open.
+    @discardableResult
+    public static func deleteFiles(for configuration: Configuration) throws -> Bool {
+        let path = try storagePath(configuration)
+        if Environment.isOpen(path: path) {
+            throw LatticeError.storage(path: path, code: EBUSY, message: "the file is open in this process; close every handle first.")
+        }
+        let existed = FileManager.default.fileExists(atPath: path)
+        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.removeItem(atPath: file)
+        }
+        return existed
+    }
+
+    // MARK: Opening
+
+    /// Checks (or creates) the file's metadata and opens every database of the schema.
+    /// Returns the schema in storage order and the database handles.
+    private static func prepare(_ env: Environment, declared: Schema, databases: [(name: String, dupSort: Bool)],
+                                configuration: Configuration) throws -> (Schema, [String: MDB_dbi]) {
+        let path = env.path
+        let writable = !env.options.readOnly
+        if writable { try env.lockWriter() }
+        defer { if writable { env.unlockWriter() } }
+
+        var stored = try readMetadata(env)
+        if let file = stored {
+            if file.format > FileLayout.formatVersion {
+                throw LatticeError.incompatibleFormatVersion(path: path, found: file.format, supported: FileLayout.formatVersion)
+            }
+            if file.version > configuration.schemaVersion {
+                throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
+            }
+            let differences = file.schema.differences(to: declared)
+            if !differences.isEmpty {
+                if configuration.deleteIfMigrationNeeded && writable {
+                    try env.deleteAllDatabases()
+                    stored = nil
+                } else if file.version == configuration.schemaVersion {
+                    throw LatticeError.schemaMismatch(path: path, differences: differences)
+                } else {
+                    throw LatticeError.unsupported(feature: "Migrating '\(path)' from schema version \(file.version) to "
+                        + "\(configuration.schemaVersion) (\(differences.joined(separator: " ")))")
+                }
+            }
+        } else if !writable {
+            throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata.")
+        }
+
+        let dbis = try env.openDatabases(databases, create: writable)
+        if let missing = databases.first(where: { dbis[$0.name] == nil }) {
+            throw LatticeError.invalidFile(path: path, reason: "database '\(missing.name)' is missing.")
+        }
+        let schema = stored?.schema ?? declared
+        if writable && (stored == nil || stored!.version != configuration.schemaVersion) {
+            let meta = dbis[FileLayout.meta]!
+            let json = try JSONEncoder().encode(schema)
+            try env.withWriteTransaction { txn in
+                var format: [UInt8] = []
+                appendLE(FileLayout.formatVersion, to: &format)
+                var version: [UInt8] = []
+                appendLE(configuration.schemaVersion, to: &version)
+                try putMeta(txn, meta, "format", format)
+                try putMeta(txn, meta, "schemaVersion", version)
+                try putMeta(txn, meta, "schema", Array(json))
+            }
+        }
+        return (schema, dbis)
+    }
+
+    private struct StoredMetadata {
+        var format: UInt32
+        var version: UInt64
+        var schema: Schema
+    }
+
+    /// The file's metadata; nil for a new, empty file.
+    private static func readMetadata(_ env: Environment) throws -> StoredMetadata? {
+        let names = try env.databaseNames()
+        guard names.contains(FileLayout.meta) else {
+            if names.isEmpty { return nil }
+            throw LatticeError.invalidFile(path: env.path, reason: "it is an LMDB file without Lattice metadata.")
+        }
+        guard let meta = try env.openDatabases([(FileLayout.meta, false)], create: false)[FileLayout.meta] else { return nil }
+        return try env.withReadTransaction { txn in
+            func value(_ key: String) throws -> [UInt8]? {
+                try Array(key.utf8).withUnsafeBytes { k in try txn.get(meta, k) { $0.map { Array($0) } } }
+            }
+            guard let format = try value("format"), let version = try value("schemaVersion"), let json = try value("schema") else {
+                throw LatticeError.invalidFile(path: env.path, reason: "its metadata is incomplete.")
+            }
+            let schema: Schema
+            do {
+                schema = try JSONDecoder().decode(Schema.self, from: Data(json))
+            } catch {
+                throw LatticeError.invalidFile(path: env.path, reason: "its stored schema cannot be read (\(error)).")
+            }
+            return StoredMetadata(format: format.withUnsafeBytes { loadLE($0, as: UInt32.self) },
+                                  version: version.withUnsafeBytes { loadLE($0, as: UInt64.self) }, schema: schema)
+        }
+    }
+
+    static func putMeta(_ txn: Transaction, _ meta: MDB_dbi, _ key: String, _ value: [UInt8]) throws {
+        try Array(key.utf8).withUnsafeBytes { k in _ = try value.withUnsafeBytes { v in try txn.put(meta, k, v) } }
+    }
+
+    // MARK: Snapshot
+
+    /// The transaction reads go through: the write transaction, or the snapshot (opened lazily).
+    func readTransaction() throws -> Transaction {
+        if let writer { return writer }
+        if !snapshotOpen {
+            try reader.renew()
+            snapshotOpen = true
+        }
+        return reader
+    }
+
+    /// Runs a read for a non-throwing API; a storage failure there stops with a message.
+    func reading<R>(_ what: @autoclosure () -> String, _ body: (Transaction) throws -> R) -> R {
+        do {
+            return try body(readTransaction())
+        } catch {
+            fatalError("Lattice could not read \(what()) from '\(env.path)': \(error)")
+        }
+    }
+
+    /// Marks everything read so far as possibly stale.
+    func didChange() { generation &+= 1 }
+
+    /// Moves the handle to the latest commit. Returns whether it saw anything new.
+    /// Inside a write transaction the handle already sees the latest state, and this does nothing.
+    @discardableResult
+    public func refresh() -> Bool {
+        if writer != nil { return false }
+        let before = snapshotOpen ? reader.id : -1
+        if snapshotOpen { reader.reset() }
+        snapshotOpen = false
+        let after = reading("the latest snapshot") { $0.id }
+        if after != before { didChange() }
+        return after != before
+    }
+
+    /// Releases the snapshot so its pages can be reused (the next read starts a new one). Objects read
+    /// before become invalid; results stay usable and re-read. Cancels a write transaction in progress.
+    public func invalidate() {
+        if writer != nil { cancelWrite() }
+        if snapshotOpen { reader.reset() }
+        snapshotOpen = false
+        epoch &+= 1
+        didChange()
+    }
+
+    // MARK: Reading objects
+
+    func classInfo(_ type: Object.Type) -> ClassInfo? { classesByType[ObjectIdentifier(type)] }
+
+    func requireClass(_ type: Object.Type) throws -> ClassInfo {
+        guard let info = classInfo(type) else { throw LatticeError.classNotInSchema(className: "\(type)") }
+        return info
+    }
+
+    /// A copy of the record stored under `key`, or nil.
+    func fetchRecord(_ info: ClassInfo, key: Int64) throws -> RecordBuffer? {
+        let txn = try readTransaction()
+        return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordBuffer.make) } }
+    }
+
+    /// A managed instance of the stored object `key`.
+    func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> T {
+        let object = T()
+        object.attach(to: self, info: info, key: key, record: record)
+        return object
+    }
+
+    /// All objects of a class: a lazy, live ``Results``. Its `count` decodes nothing.
+    /// A class that is not in the configuration's `objectTypes` gives empty results.
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        Results(lattice: self, info: classInfo(type))
+    }
+
+    /// The object of class `type` whose primary key is `key`, or nil when there is none (or the class
+    /// has no primary key, is not in the schema, or `key` is not of the primary key's type).
+    public func object<T: Object, Key>(ofType type: T.Type, forPrimaryKey key: Key) -> T? {
+        guard let info = classInfo(type), let pk = info.primaryKey else { return nil }
+        var payload: [UInt8] = []
+        guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }
+        return reading("'\(info.name)' with primary key \(key)") { _ -> T? in
+            guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
+            return materialize(type, info, key: found.key, record: found.record)
+        }
+    }
+
+    /// Finds an object by the encoded payload of its primary key.
+    func findObject(_ info: ClassInfo, primaryKeyPayload payload: [UInt8]) throws -> (key: Int64, record: RecordBuffer)? {
+        guard let pk = info.primaryKey else { return nil }
+        if info.keyedByPrimaryKey {
+            let key = payload.withUnsafeBytes { Int64._latticeDecode($0) }
+            return try fetchRecord(info, key: key).map { (key, $0) }
+        }
+        for key in try indexLookup(pk, payload: payload) {
+            guard let record = try fetchRecord(info, key: key) else { continue }
+            let matches = record.withBytes { bytes in
+                RecordView(bytes)?.payload(pk.column).map { $0.elementsEqual(payload) } ?? false
+            }
+            if matches { return (key, record) }
+        }
+        return nil
+    }
+
+    /// Object keys under the index key of `payload` (candidates when the key was truncated).
+    func indexLookup(_ property: PropertyInfo, payload: [UInt8]) throws -> [Int64] {
+        guard let dbi = property.indexDBI else { return [] }
+        let key = indexKey(property, payload: payload)
+        let txn = try readTransaction()
+        return try key.withUnsafeBytes { k in
+            try txn.withCursor(dbi) { cursor in
+                var keys: [Int64] = []
+                var entry = try cursor.move(MDB_SET_KEY, key: k)
+                while let e = entry {
+                    keys.append(KeyCodec.int(e.value))
+                    entry = try cursor.move(MDB_NEXT_DUP)
+                }
+                return keys
+            }
+        }
+    }
+
+    /// The index key of a property payload, truncated to fit LMDB's key limit.
+    func indexKey(_ property: PropertyInfo, payload: [UInt8]) -> [UInt8] {
+        var key: [UInt8] = []
+        payload.withUnsafeBytes { property.valueType.key(fromPayload: $0, into: &key) }
+        if key.isEmpty { key.append(0) }
+        if key.count > FileLayout.maxIndexKey { key.removeLast(key.count - FileLayout.maxIndexKey) }
+        return key
+    }
+
+    /// True when no class of the schema has an object.
+    public var isEmpty: Bool {
+        reading("object counts") { txn in try classesByName.values.allSatisfy { try txn.count($0.objectsDBI) == 0 } }
+    }
+}

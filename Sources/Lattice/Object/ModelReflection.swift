@@ -1,0 +1,59 @@
+@_spi(Reflection) import Swift
+import Synchronization
+
+/// The reflected shape of a model class: derived once per type (FEATURES M9) and cached.
+struct ModelMetadata: Sendable {
+    struct Field: Sendable {
+        let offset: Int
+        let accessor: any PersistedField.Type
+    }
+    let type: Object.Type
+    /// Properties in declaration order.
+    let schema: ObjectSchema
+    /// One entry per property of `schema`, same order.
+    let fields: [Field]
+
+    private static let cache = Mutex<[ObjectIdentifier: ModelMetadata]>([:])
+
+    /// The metadata of `type`, deriving and validating it on first use.
+    static func of(_ type: Object.Type) throws -> ModelMetadata {
+        let id = ObjectIdentifier(type)
+        if let cached = cache.withLock({ $0[id] }) { return cached }
+        let metadata = try derive(type)
+        cache.withLock { $0[id] = metadata }
+        return metadata
+    }
+
+    /// The types whose metadata has been derived in this process (the default `objectTypes`).
+    static var derivedTypes: [Object.Type] { cache.withLock { $0.values.map(\.type) } }
+
+    private static func derive(_ type: Object.Type) throws -> ModelMetadata {
+        let className = String(describing: type)
+        var fieldList: [(name: String, offset: Int, accessor: any PersistedField.Type)] = []
+        // Option 1 (`classType`): walk a class's stored properties; names are the wrappers' `_name` storage.
+        let walked = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+            if let accessor = fieldType as? any PersistedField.Type {
+                var n = String(cString: name)
+                if n.hasPrefix("_") { n.removeFirst() }
+                fieldList.append((n, offset, accessor))
+            }
+            return true
+        }
+        guard walked else {
+            throw LatticeError.invalidSchema(className: className, reason: "its stored properties cannot be reflected.")
+        }
+        let prototype = type.init()
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        let properties = fieldList.map { field -> Property in
+            let flags = field.accessor.flags(at: base + field.offset)
+            let valueType = field.accessor.valueType
+            return Property(name: field.name, type: valueType._latticeType, isOptional: valueType._latticeIsOptional,
+                            isIndexed: flags.indexed, isPrimaryKey: flags.primaryKey)
+        }
+        withExtendedLifetime(prototype) {}
+        let schema = ObjectSchema(className: className, properties: properties)
+        try schema.validate()
+        return ModelMetadata(type: type, schema: schema,
+                             fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) })
+    }
+}

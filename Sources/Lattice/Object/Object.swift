@@ -1,0 +1,146 @@
+/// The base class of model classes.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(primaryKey: true) var id = UUID()
+///     @Persisted var name = ""
+///     var scratch = 0   // not @Persisted: not stored
+/// }
+/// ```
+/// An object is *unmanaged* until it is added to a ``Lattice``: a plain object, free to change and pass
+/// around. A *managed* object reads and writes through to its database; changing it requires a write
+/// transaction, and it belongs to the handle's isolation domain (it is not `Sendable`).
+open class Object: CustomStringConvertible, Hashable {
+    // Managed state; `_lattice` is nil while unmanaged.
+    final var _lattice: Lattice?
+    final var _info: ClassInfo?
+    final var _key: Int64 = 0
+    /// Cached record copy, valid while `_generation` equals the handle's.
+    final var _record: RecordBuffer?
+    final var _generation: UInt64 = 0
+    /// The handle's invalidation epoch when this object was attached.
+    final var _epoch: UInt64 = 0
+
+    /// Creates an unmanaged object with every property at its initial value.
+    public required init() {}
+
+    /// The handle managing this object, or nil while unmanaged.
+    public var lattice: Lattice? { _lattice }
+
+    /// True once the object has been deleted, or its handle invalidated. Always false while unmanaged.
+    public var isInvalidated: Bool {
+        guard let lattice = _lattice else { return false }
+        return (try? currentRecord(lattice)) == nil
+    }
+
+    /// The stored shape of this object's class.
+    public var objectSchema: ObjectSchema {
+        _info?.schema ?? (try? ModelMetadata.of(type(of: self)).schema) ?? ObjectSchema(className: "\(type(of: self))", properties: [])
+    }
+
+    // MARK: Record access
+
+    /// The current record, fetched again when the handle's view changed; nil when deleted or invalidated.
+    final func currentRecord(_ lattice: Lattice) throws -> RecordBuffer? {
+        if _epoch != lattice.epoch { return nil }
+        if _generation == lattice.generation, let record = _record { return record }
+        guard let info = _info, let record = try lattice.fetchRecord(info, key: _key) else { return nil }
+        _record = record
+        _generation = lattice.generation
+        return record
+    }
+
+    /// The record of a managed object; stops with a clear message if the object is gone
+    /// (a property getter cannot throw).
+    final func liveRecord(_ lattice: Lattice) -> RecordBuffer {
+        do {
+            if let record = try currentRecord(lattice) { return record }
+        } catch {
+            fatalError("Reading a '\(_info?.name ?? "\(type(of: self))")' object failed: \(error)")
+        }
+        fatalError("\(LatticeError.objectInvalidated(className: _info?.name ?? "\(type(of: self))"))")
+    }
+
+    final func _read<V: _Persistable>(column: Int) -> V {
+        let record = liveRecord(_lattice!)
+        return record.withBytes { bytes in
+            guard let view = RecordView(bytes), let payload = view.payload(column) else { return V._latticeDefault }
+            return V._latticeDecode(payload)
+        }
+    }
+
+    final func _write<V: _Persistable>(column: Int, _ value: V) {
+        let lattice = _lattice!
+        let info = _info!
+        let property = info.columns[column]
+        guard lattice.isInWriteTransaction else {
+            fatalError("Cannot set '\(info.name).\(property.name)' outside a write transaction: "
+                + "wrap the change in lattice.write { } (or beginWrite()/commitWrite()).")
+        }
+        var payload: [UInt8] = []
+        value._latticeEncode(into: &payload)
+        lattice.setProperty(of: self, property: property, payload: payload)
+    }
+
+    /// Binds this (new or just-added) instance to a stored object.
+    final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, record: RecordBuffer?) {
+        _lattice = lattice
+        _info = info
+        _key = key
+        _epoch = lattice.epoch
+        _record = record
+        _generation = record == nil ? 0 : lattice.generation
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        for p in info.columns { p.accessor.bind(at: base + p.offset, column: Int32(p.column)) }
+    }
+
+    /// The value of a declared property, managed or not (nil for an empty optional).
+    final func value(of property: PropertyInfo, metadataField: ModelMetadata.Field? = nil) -> Any? {
+        if let lattice = _lattice {
+            let record = liveRecord(lattice)
+            return record.withBytes { bytes in
+                guard let view = RecordView(bytes), let payload = view.payload(property.column) else { return nil }
+                return property.valueType.decodeAny(payload)
+            }
+        }
+        return property.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + property.offset)
+    }
+
+    // MARK: Description, equality
+
+    /// For example `Dog { name = Rex; age = 1; nickname = nil }`.
+    open var description: String {
+        let name = "\(type(of: self))"
+        if let lattice = _lattice, (try? currentRecord(lattice)) == nil { return "\(name) { invalidated }" }
+        guard let metadata = try? ModelMetadata.of(type(of: self)) else { return "\(name) { }" }
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let parts = zip(metadata.schema.properties, metadata.fields).map { property, field -> String in
+            let value: Any?
+            if let info = _info, let p = info.property(named: property.name) {
+                value = self.value(of: p)
+            } else {
+                value = field.accessor.value(at: base + field.offset)
+            }
+            return "\(property.name) = \(value.map { "\($0)" } ?? "nil")"
+        }
+        return "\(name) { " + parts.joined(separator: "; ") + " }"
+    }
+
+    /// Managed objects are equal when they are the same stored object (same file, class and key);
+    /// unmanaged objects only to themselves.
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        if lhs === rhs { return true }
+        guard let a = lhs._lattice, let b = rhs._lattice else { return false }
+        return a.env === b.env && lhs._info?.name == rhs._info?.name && lhs._key == rhs._key
+    }
+
+    /// Consistent with ``==(_:_:)``.
+    public func hash(into hasher: inout Hasher) {
+        if let info = _info {
+            hasher.combine(info.name)
+            hasher.combine(_key)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+
+/// A 12-byte unique identifier in the style of MongoDB's ObjectId: a 4-byte big-endian timestamp
+/// (seconds since 1970), 5 random bytes fixed per process, and a 3-byte counter.
+///
+/// Ids generated later in time sort after earlier ones.
+public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The 12 bytes.
+    public let bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+
+    private static let processUnique: [UInt8] = (0..<5).map { _ in UInt8.random(in: 0...255) }
+    private static let counter = Mutex(UInt32.random(in: 0...0xFF_FFFF))
+
+    /// A new, unique id.
+    public init() {
+        let seconds = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
+        let count = ObjectId.counter.withLock { c -> UInt32 in
+            c = (c &+ 1) & 0xFF_FFFF
+            return c
+        }
+        let p = ObjectId.processUnique
+        bytes = (UInt8(seconds >> 24), UInt8(truncatingIfNeeded: seconds >> 16), UInt8(truncatingIfNeeded: seconds >> 8),
+                 UInt8(truncatingIfNeeded: seconds), p[0], p[1], p[2], p[3], p[4],
+                 UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count))
+    }
+
+    /// An id from exactly 12 bytes; nil for any other length.
+    public init?<C: Collection>(bytes: C) where C.Element == UInt8 {
+        guard bytes.count == 12 else { return nil }
+        let b = Array(bytes)
+        self.bytes = (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11])
+    }
+
+    /// An id from its 24-character hexadecimal form; nil when malformed.
+    public init?(string: String) {
+        let chars = Array(string.utf8)
+        guard chars.count == 24 else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: 24, by: 2) {
+            guard let byte = UInt8(String(decoding: chars[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+        }
+        self.init(bytes: out)
+    }
+
+    /// The bytes as an array.
+    public var byteArray: [UInt8] { withUnsafeBytes(of: bytes) { Array($0) } }
+
+    /// The 24-character lowercase hexadecimal form.
+    public var stringValue: String {
+        byteArray.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    /// The moment encoded in the first four bytes.
+    public var timestamp: Date {
+        let b = byteArray
+        let s = UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
+        return Date(timeIntervalSince1970: TimeInterval(s))
+    }
+
+    /// Same as ``stringValue``.
+    public var description: String { stringValue }
+
+    /// Byte-wise equality.
+    public static func == (a: ObjectId, b: ObjectId) -> Bool { a.byteArray == b.byteArray }
+
+    /// Hashes the bytes.
+    public func hash(into hasher: inout Hasher) { hasher.combine(byteArray) }
+
+    /// Byte-wise (and so creation-time) order.
+    public static func < (a: ObjectId, b: ObjectId) -> Bool { a.byteArray.lexicographicallyPrecedes(b.byteArray) }
+}

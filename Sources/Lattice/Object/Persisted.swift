@@ -1,0 +1,146 @@
+/// Declares a persisted property of an ``Object`` subclass.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(primaryKey: true) var id = UUID()
+///     @Persisted(indexed: true) var age = 0
+///     @Persisted var nickname: String?
+/// }
+/// ```
+/// On an unmanaged object the property is a plain stored value. Once the object is managed (added to
+/// a ``Lattice`` or read from one) reads and writes go straight to the database record; writing
+/// requires a write transaction.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    var value: Value
+    /// The record column once the object is managed; -1 before.
+    var column: Int32 = -1
+    let isPrimaryKey: Bool
+    let isIndexed: Bool
+
+    /// A property with an initial value.
+    public init(wrappedValue: Value) {
+        self.init(value: wrappedValue, primaryKey: false, indexed: false)
+    }
+
+    /// A property whose initial value is the type's default (`0`, `""`, `false`, `nil`, ...).
+    public init() {
+        self.init(value: Value._latticeDefault, primaryKey: false, indexed: false)
+    }
+
+    /// The primary key (unique, immutable once managed, used by `object(ofType:forPrimaryKey:)`).
+    public init(wrappedValue: Value, primaryKey: Bool) {
+        self.init(value: wrappedValue, primaryKey: primaryKey, indexed: false)
+    }
+
+    /// The primary key, with the type's default as initial value.
+    public init(primaryKey: Bool) {
+        self.init(value: Value._latticeDefault, primaryKey: primaryKey, indexed: false)
+    }
+
+    /// An indexed property: equality, `IN`, range and prefix queries on it use the index.
+    public init(wrappedValue: Value, indexed: Bool) {
+        self.init(value: wrappedValue, primaryKey: false, indexed: indexed)
+    }
+
+    /// An indexed property with the type's default as initial value.
+    public init(indexed: Bool) {
+        self.init(value: Value._latticeDefault, primaryKey: false, indexed: indexed)
+    }
+
+    private init(value: Value, primaryKey: Bool, indexed: Bool) {
+        self.value = value
+        self.isPrimaryKey = primaryKey
+        self.isIndexed = indexed || primaryKey
+    }
+
+    /// Unavailable: `@Persisted` works only inside ``Object`` subclasses.
+    @available(*, unavailable, message: "@Persisted can only be used on properties of Object subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("@Persisted can only be used on properties of Object subclasses") }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError("@Persisted can only be used on properties of Object subclasses") }
+    }
+
+    /// Reads and writes the property through its enclosing object.
+    public static subscript<EnclosingSelf: Object>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            if object._lattice != nil {
+                return object._read(column: Int(object[keyPath: storageKeyPath].column))
+            }
+            return object[keyPath: storageKeyPath].value
+        }
+        set {
+            if object._lattice != nil {
+                object._write(column: Int(object[keyPath: storageKeyPath].column), newValue)
+            } else {
+                object[keyPath: storageKeyPath].value = newValue
+            }
+        }
+    }
+}
+
+/// Type-erased access to a `Persisted<Value>` stored inside an object, by its field address.
+protocol PersistedField: SendableMetatype {
+    static var valueType: any _Persistable.Type { get }
+    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool)
+    static func bind(at field: UnsafeMutableRawPointer, column: Int32)
+    static func encode(at field: UnsafeRawPointer, into out: inout [UInt8])
+    static func value(at field: UnsafeRawPointer) -> Any?
+    /// Sets a dynamically typed value; false when its type is wrong.
+    static func set(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
+    /// Stores a decoded payload as the unmanaged value.
+    static func setDecoded(at field: UnsafeMutableRawPointer, _ payload: UnsafeRawBufferPointer)
+}
+
+extension Persisted: PersistedField {
+    static var valueType: any _Persistable.Type { Value.self }
+
+    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool) {
+        let p = field.assumingMemoryBound(to: Persisted<Value>.self)
+        return (p.pointee.isPrimaryKey, p.pointee.isIndexed)
+    }
+
+    static func bind(at field: UnsafeMutableRawPointer, column: Int32) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.column = column
+    }
+
+    static func encode(at field: UnsafeRawPointer, into out: inout [UInt8]) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeEncode(into: &out)
+    }
+
+    static func value(at field: UnsafeRawPointer) -> Any? {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeAnyValue
+    }
+
+    static func set(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool {
+        guard let v = Value._latticeCast(value) else { return false }
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value = v
+        return true
+    }
+
+    static func setDecoded(at field: UnsafeMutableRawPointer, _ payload: UnsafeRawBufferPointer) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value = Value._latticeDecode(payload)
+    }
+}
+
+extension _Persistable {
+    /// Decodes a payload to `Any` (nil for an empty optional).
+    static func decodeAny(_ payload: UnsafeRawBufferPointer) -> Any? { _latticeDecode(payload)._latticeAnyValue }
+
+    /// Encodes a dynamically typed value; false when its type is wrong.
+    static func encodeAny(_ value: Any, into out: inout [UInt8]) -> Bool {
+        guard let v = _latticeCast(value) else { return false }
+        v._latticeEncode(into: &out)
+        return true
+    }
+
+    /// The index key of an encoded payload.
+    static func key(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        _latticeDecode(payload)._latticeKey(into: &out)
+    }
+}

@@ -1,0 +1,109 @@
+import CLMDB
+
+/// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
+///
+/// Nothing is read until asked: `count` reads a counter, elements are loaded on access. Results are
+/// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
+/// show the new state. A `for … in` loop walks the objects as they were when the loop started.
+/// Unsorted results have no guaranteed order.
+public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    /// The handle the results read from.
+    public let lattice: Lattice
+    let info: ClassInfo?
+    private let cache = KeyCache()
+
+    init(lattice: Lattice, info: ClassInfo?) {
+        self.lattice = lattice
+        self.info = info
+    }
+
+    /// Object keys in order, computed once per change of the handle's view.
+    final class KeyCache {
+        var generation: UInt64 = 0
+        var keys: [Int64] = []
+    }
+
+    private func keys() -> [Int64] {
+        guard let info else { return [] }
+        if cache.generation == lattice.generation { return cache.keys }
+        cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in
+            try txn.withCursor(info.objectsDBI) { cursor in
+                var keys: [Int64] = []
+                keys.reserveCapacity(try txn.count(info.objectsDBI))
+                var entry = try cursor.move(MDB_FIRST)
+                while let e = entry {
+                    keys.append(KeyCodec.int(e.key))
+                    entry = try cursor.move(MDB_NEXT)
+                }
+                return keys
+            }
+        }
+        cache.generation = lattice.generation
+        return cache.keys
+    }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// ``count``.
+    public var endIndex: Int { count }
+
+    /// The number of objects, read without decoding any.
+    public var count: Int {
+        guard let info else { return 0 }
+        if cache.generation == lattice.generation { return cache.keys.count }
+        return lattice.reading("the count of '\(info.name)'") { try $0.count(info.objectsDBI) }
+    }
+
+    /// The object at `position`; out of range stops with a message.
+    public subscript(position: Int) -> Element {
+        let keys = keys()
+        precondition(position >= 0 && position < keys.count,
+                     "Index \(position) is out of range: these results of '\(info?.name ?? "\(Element.self)")' have \(keys.count) objects.")
+        return lattice.materialize(Element.self, info!, key: keys[position], record: nil)
+    }
+
+    /// The position of `object` in the results, or nil.
+    public func index(of object: Element) -> Int? {
+        guard object._lattice?.env === lattice.env, object._info === info, (try? object.currentRecord(lattice)) != nil else { return nil }
+        let keys = keys()
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keys[mid] < object._key { low = mid + 1 } else { high = mid }
+        }
+        return low < keys.count && keys[low] == object._key ? low : nil
+    }
+
+    /// An iterator over the objects as they are now; later changes do not affect it.
+    public func makeIterator() -> Iterator {
+        Iterator(results: self, keys: keys())
+    }
+
+    /// Walks a snapshot of the keys taken when the loop began; objects deleted meanwhile are skipped.
+    public struct Iterator: IteratorProtocol {
+        let results: Results
+        let keys: [Int64]
+        var position = 0
+
+        /// The next object still present, or nil at the end.
+        public mutating func next() -> Element? {
+            guard let info = results.info else { return nil }
+            let lattice = results.lattice
+            while position < keys.count {
+                let key = keys[position]
+                position += 1
+                let record = lattice.reading("an object of '\(info.name)'") { _ in try lattice.fetchRecord(info, key: key) }
+                if let record { return lattice.materialize(Element.self, info, key: key, record: record) }
+            }
+            return nil
+        }
+    }
+
+    /// For example `Results<Dog> [ [0] Dog { ... } ]` (at most 100 objects shown).
+    public var description: String {
+        let shown = prefix(100).enumerated().map { "\t[\($0.offset)] \($0.element)" }
+        let more = count > 100 ? "\n\t... \(count - 100) more" : ""
+        return "Results<\(Element.self)> [\n" + shown.joined(separator: ",\n") + more + "\n]"
+    }
+}
