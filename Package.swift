@@ -31,7 +31,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatticeTests",
-            dependencies: ["Lattice", "LatticeTestHelper"],
+            dependencies: ["Lattice", "LatticeTestHelper", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

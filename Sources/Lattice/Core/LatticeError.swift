@@ -40,7 +40,8 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case classNotInSchema(className: String)
     /// A write operation was attempted outside a write transaction.
     case notInWriteTransaction(operation: String)
-    /// `beginWrite()` while this handle is already in a write transaction.
+    /// `beginWrite()` while this handle, or another handle of the same file on this thread, is in a write
+    /// transaction (a thread can hold one write transaction per file).
     case alreadyInWriteTransaction
     /// A write was attempted through a read-only handle.
     case readOnly(path: String, operation: String)
@@ -91,7 +92,7 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .notInWriteTransaction(operation):
             return "\(operation) must be called inside a write transaction."
         case .alreadyInWriteTransaction:
-            return "This handle is already in a write transaction."
+            return "A write transaction on this file is already open on this thread (through this handle or another one)."
         case let .readOnly(path, operation):
             return "'\(path)' was opened read-only; \(operation) is not allowed."
         case let .mapFull(path, mapSize):

@@ -38,7 +38,8 @@ extension Lattice {
         public var schemaVersion: UInt64
         /// Runs when the file's schema version is lower (migrations: not supported yet).
         public var migrationBlock: MigrationBlock?
-        /// Delete and recreate the file when its schema differs, instead of throwing.
+        /// Delete and recreate the file when its schema differs, instead of throwing (only when no other
+        /// handle of this process has the file open; otherwise opening throws as without this option).
         public var deleteIfMigrationNeeded: Bool
         /// The model classes stored in the file. `nil` means every class whose schema has been
         /// derived in this process (see ``Lattice/register(_:)``).

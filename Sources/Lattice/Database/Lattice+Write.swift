@@ -63,6 +63,9 @@ extension Lattice {
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: "beginWrite()") }
         if writer != nil { throw LatticeError.alreadyInWriteTransaction }
         try env.lockWriter()
+        // The write sees the latest commit; reads after it must too (and an old snapshot must not
+        // keep pinning pages meanwhile).
+        releaseSnapshot()
         do {
             writer = try Transaction(writeOn: env)
         } catch {
@@ -174,7 +177,7 @@ extension Lattice {
         if update != .error, let pk = info.primaryKey, let pkValue = values[pk.name] {
             var pkPayload: [UInt8] = []
             guard pk.valueType.encodeAny(pkValue, into: &pkPayload) else {
-                throw wrongType(info.name, pk.property, pkValue)
+                throw Lattice.wrongType(info.name, pk.property, pk.valueType, pkValue)
             }
             if let found = try findObject(info, primaryKeyPayload: pkPayload) {
                 var payloads: [Int: [UInt8]] = [:]
@@ -182,7 +185,7 @@ extension Lattice {
                     guard let p = info.property(named: name) else { throw LatticeError.unknownProperty(className: info.name, property: name) }
                     var payload: [UInt8] = []
                     if isNilValue(v) && !p.property.isOptional { throw LatticeError.missingValue(className: info.name, property: name) }
-                    guard p.valueType.encodeAny(v, into: &payload) else { throw wrongType(info.name, p.property, v) }
+                    guard p.valueType.encodeAny(v, into: &payload) else { throw Lattice.wrongType(info.name, p.property, p.valueType, v) }
                     try checkSize(info, p, payload)
                     payloads[p.column] = payload
                 }
@@ -297,7 +300,8 @@ extension Lattice {
             p.accessor.encode(at: base + p.offset, into: &payloads)
             if payloads.count - start > ClassInfo.maxPayloadBytes(p) {
                 throw LatticeError.valueTooLarge(className: info.name, property: p.name,
-                                                 size: payloads.count - start, limit: PropertyInfo.maxValueBytes)
+                                                 size: payloads.count - start - (p.property.isOptional ? 1 : 0),
+                                                 limit: PropertyInfo.maxValueBytes)
             }
             ends.append(payloads.count)
         }
@@ -370,16 +374,18 @@ extension Lattice {
             guard let (property, field) = fields[name] else { throw LatticeError.unknownProperty(className: className, property: name) }
             if isNilValue(value) && !property.isOptional { throw LatticeError.missingValue(className: className, property: name) }
             guard field.accessor.set(at: base + field.offset, value) else {
-                throw LatticeError.wrongType(className: className, property: name,
-                                             expected: "\(property.type)\(property.isOptional ? "?" : "")",
-                                             found: "\(type(of: unwrapAny(value)))")
+                throw wrongType(className, property, field.accessor.valueType, value)
             }
         }
     }
 
-    private func wrongType(_ className: String, _ p: Property, _ value: Any) -> LatticeError {
-        .wrongType(className: className, property: p.name, expected: "\(p.type)\(p.isOptional ? "?" : "")",
-                   found: "\(type(of: unwrapAny(value)))")
+    /// The error for `value` given to property `p` of Swift type `valueType`. The expected type is the Swift
+    /// one (`Color?` for an optional enum, not its raw value's `String?`), so the message says what was wrong.
+    private static func wrongType(_ className: String, _ p: Property, _ valueType: any _Persistable.Type,
+                                  _ value: Any) -> LatticeError {
+        var expected = "\(valueType)"
+        if expected.hasPrefix("Optional<") && expected.hasSuffix(">") { expected = expected.dropFirst(9).dropLast() + "?" }
+        return .wrongType(className: className, property: p.name, expected: expected, found: "\(type(of: unwrapAny(value)))")
     }
 }
 

@@ -139,12 +139,19 @@ public final class Lattice {
         guard let url = configuration.fileURL else {
             throw LatticeError.unsupported(feature: "A configuration with neither fileURL nor inMemoryIdentifier")
         }
+        // Every symbolic link is resolved (of the file when it exists, else of its directory): LMDB must not
+        // open one file twice in a process, so two spellings of a path must reach the same environment.
         let standard = url.standardizedFileURL
+        if let real = realPath(standard.path) { return real }
         let dir = standard.deletingLastPathComponent().path
-        let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: dir)).map {
-            ($0 as NSString).isAbsolutePath ? $0 : (dir as NSString).deletingLastPathComponent + "/" + $0
-        } ?? dir
-        return (resolved as NSString).appendingPathComponent(standard.lastPathComponent)
+        return ((realPath(dir) ?? dir) as NSString).appendingPathComponent(standard.lastPathComponent)
+    }
+
+    /// The canonical absolute path of an existing file or directory, or nil.
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Deletes the data and lock files of `configuration`. Returns whether a data file existed.
@@ -183,7 +190,8 @@ public final class Lattice {
             }
             let differences = file.schema.differences(to: declared)
             if !differences.isEmpty {
-                if configuration.deleteIfMigrationNeeded && writable {
+                // Other handles of this process would keep reading the dropped databases: only delete when alone.
+                if configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
                     try env.deleteAllDatabases()
                     stored = nil
                 } else if file.version == configuration.schemaVersion {
@@ -278,14 +286,19 @@ public final class Lattice {
     /// Marks everything read so far as possibly stale.
     func didChange() { generation &+= 1 }
 
+    /// Ends the read snapshot (keeping its transaction for reuse); the next read starts on the latest commit.
+    func releaseSnapshot() {
+        if snapshotOpen { reader.reset() }
+        snapshotOpen = false
+    }
+
     /// Moves the handle to the latest commit. Returns whether it saw anything new.
     /// Inside a write transaction the handle already sees the latest state, and this does nothing.
     @discardableResult
     public func refresh() -> Bool {
         if writer != nil { return false }
         let before = snapshotOpen ? reader.id : -1
-        if snapshotOpen { reader.reset() }
-        snapshotOpen = false
+        releaseSnapshot()
         let after = reading("the latest snapshot") { $0.id }
         if after != before { didChange() }
         return after != before
@@ -295,8 +308,7 @@ public final class Lattice {
     /// before become invalid; results stay usable and re-read. Cancels a write transaction in progress.
     public func invalidate() {
         if writer != nil { cancelWrite() }
-        if snapshotOpen { reader.reset() }
-        snapshotOpen = false
+        releaseSnapshot()
         epoch &+= 1
         didChange()
     }

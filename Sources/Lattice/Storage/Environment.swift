@@ -43,6 +43,8 @@ final class Environment: @unchecked Sendable {
 
     private struct State {
         var refCount = 0
+        /// Whether a write transaction is open (see `claimWriteTransaction()`).
+        var writeTransactionOpen = false
         var dbis: [String: MDB_dbi] = [:]
         var mapSize: Int
     }
@@ -73,6 +75,9 @@ final class Environment: @unchecked Sendable {
         registry.withLock { $0[path] != nil }
     }
 
+    /// How many handles of this process share the environment.
+    var handleCount: Int { state.withLock { $0.refCount } }
+
     /// Drops one reference; the last one closes the environment (and removes temporary files).
     func release() {
         Environment.registry.withLock { registry in
@@ -102,7 +107,7 @@ final class Environment: @unchecked Sendable {
             switch rc {
             case MDB_INVALID, MDB_VERSION_MISMATCH:
                 throw LatticeError.invalidFile(path: path, reason: "it is not an LMDB environment.")
-            case ENOENT:
+            case ENOENT where options.readOnly:
                 throw LatticeError.fileNotFound(path: path)
             default:
                 throw LatticeError.storage(path: path, code: rc, message: Environment.message(rc))
@@ -210,6 +215,22 @@ final class Environment: @unchecked Sendable {
     }
 
     // MARK: Writer lock
+
+    /// Records that a write transaction begins; false when one is already open. The caller holds the
+    /// writer lock, which is recursive, so an open one can only belong to the same thread through another
+    /// handle: LMDB would then wait forever for the thread's own write lock.
+    func claimWriteTransaction() -> Bool {
+        state.withLock { state in
+            if state.writeTransactionOpen { return false }
+            state.writeTransactionOpen = true
+            return true
+        }
+    }
+
+    /// Records that the write transaction ended.
+    func releaseWriteTransaction() {
+        state.withLock { $0.writeTransactionOpen = false }
+    }
 
     /// Takes the in-process and cross-process writer locks.
     func lockWriter() throws {

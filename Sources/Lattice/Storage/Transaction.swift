@@ -42,12 +42,28 @@ final class Transaction {
     init(writeOn env: Environment) throws {
         self.env = env
         self.isWrite = true
-        txn = try begin()
+        guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
+        ownsWriteClaim = true
+        do {
+            txn = try begin()
+        } catch {
+            releaseWriteClaim()
+            throw error
+        }
         baseID = mdb_txn_id(txn)
     }
 
     deinit {
         if let txn { mdb_txn_abort(txn) }
+        releaseWriteClaim()
+    }
+
+    /// Whether this (write) transaction holds the environment's write-transaction claim.
+    private var ownsWriteClaim = false
+
+    private func releaseWriteClaim() {
+        if ownsWriteClaim { env.releaseWriteTransaction() }
+        ownsWriteClaim = false
     }
 
     private func begin() throws -> OpaquePointer? {
@@ -175,7 +191,7 @@ final class Transaction {
         precondition(isWrite)
         while true {
             let rc = mdb_txn_commit(txn)
-            if rc == 0 { txn = nil; log = []; return }
+            if rc == 0 { txn = nil; log = []; releaseWriteClaim(); return }
             // A failed commit has freed the transaction.
             txn = nil
             if rc == MDB_MAP_FULL {
@@ -191,6 +207,7 @@ final class Transaction {
         if let txn { mdb_txn_abort(txn) }
         txn = nil
         log = []
+        releaseWriteClaim()
     }
 
     // MARK: Growth

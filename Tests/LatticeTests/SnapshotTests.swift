@@ -1,0 +1,171 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+final class SnapshotNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var text = ""
+    @Persisted var payload = Data()
+}
+
+/// Two handles on one file in one process: each reads one consistent snapshot (FEATURES O9, T3 in-process).
+final class SnapshotTests: XCTestCase {
+    private func note(_ id: Int, _ text: String) -> SnapshotNote {
+        let n = SnapshotNote()
+        n.id = id
+        n.text = text
+        return n
+    }
+
+    /// A file with notes 1 and 2 and two handles on it; `a` has its snapshot open.
+    private func twoHandles(initialMapSize: Int = 8 << 20) throws -> (TempDatabase, Lattice, Lattice) {
+        let db = makeTempDatabase("snapshot")
+        let config = db.configuration([SnapshotNote.self], initialMapSize: initialMapSize)
+        let a = try Lattice(configuration: config)
+        try a.write { try a.add(contentsOf: [self.note(1, "one"), self.note(2, "two")]) }
+        let b = try Lattice(configuration: config)
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 2)
+        return (db, a, b)
+    }
+
+    func testAHandleKeepsItsSnapshotUntilRefresh() throws {
+        let (_, a, b) = try twoHandles()
+        let resultsA = a.objects(SnapshotNote.self)
+        let oneA = try XCTUnwrap(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1))
+        let twoA = try XCTUnwrap(a.object(ofType: SnapshotNote.self, forPrimaryKey: 2))
+        XCTAssertEqual(oneA.text, "one")
+
+        try b.write {
+            try b.add(self.note(3, "three"))
+            b.object(ofType: SnapshotNote.self, forPrimaryKey: 1)!.text = "one, changed by b"
+            try b.delete(b.object(ofType: SnapshotNote.self, forPrimaryKey: 2)!)
+        }
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 2)
+
+        // a still sees the old state, through every kind of read.
+        XCTAssertEqual(resultsA.count, 2)
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        XCTAssertEqual(resultsA.map(\.id), [1, 2])
+        XCTAssertEqual(oneA.text, "one")
+        XCTAssertFalse(twoA.isInvalidated)
+        XCTAssertEqual(twoA.text, "two")
+        XCTAssertNil(a.object(ofType: SnapshotNote.self, forPrimaryKey: 3))
+        XCTAssertEqual(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1)?.text, "one")
+
+        XCTAssertTrue(a.refresh())
+        XCTAssertEqual(resultsA.count, 2)
+        XCTAssertEqual(resultsA.map(\.id), [1, 3])
+        XCTAssertEqual(oneA.text, "one, changed by b")
+        XCTAssertTrue(twoA.isInvalidated)
+        XCTAssertEqual(a.object(ofType: SnapshotNote.self, forPrimaryKey: 3)?.text, "three")
+        XCTAssertFalse(a.refresh(), "nothing new since the last refresh")
+    }
+
+    func testUncommittedWritesOfAnotherHandleAreInvisible() throws {
+        let (_, a, b) = try twoHandles()
+        try b.beginWrite()
+        try b.add(note(3, "three"))
+        b.object(ofType: SnapshotNote.self, forPrimaryKey: 1)!.text = "draft"
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 3)
+        XCTAssertFalse(a.refresh())
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        XCTAssertEqual(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1)?.text, "one")
+        b.cancelWrite()
+        XCTAssertFalse(a.refresh())
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 2)
+        XCTAssertEqual(b.object(ofType: SnapshotNote.self, forPrimaryKey: 1)?.text, "one")
+    }
+
+    func testRefreshInsideAWriteDoesNothing() throws {
+        let (_, a, b) = try twoHandles()
+        try a.write {
+            XCTAssertFalse(a.refresh())
+            try a.add(self.note(3, "three"))
+        }
+        XCTAssertTrue(b.refresh())
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 3)
+    }
+
+    func testBeginningAWriteMovesToTheLatestCommit() throws {
+        let (_, a, b) = try twoHandles()
+        a.autorefresh = false
+        try b.write { try b.add(self.note(3, "three")) }
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 3, "b's next snapshot starts after its own commit")
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        try a.write {
+            XCTAssertEqual(a.objects(SnapshotNote.self).count, 3, "a write transaction always works on the latest commit")
+            assertLatticeError(try a.add(self.note(3, "again")), .duplicatePrimaryKey(className: "SnapshotNote", value: "3"))
+            try a.add(self.note(4, "four"))
+        }
+        XCTAssertEqual(a.objects(SnapshotNote.self).map(\.id), [1, 2, 3, 4])
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 3)
+        XCTAssertTrue(b.refresh())
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 4)
+    }
+
+    func testInvalidateMakesEarlierObjectsInvalid() throws {
+        let (_, a, b) = try twoHandles()
+        let results = a.objects(SnapshotNote.self)
+        let one = try XCTUnwrap(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1))
+        let first = try XCTUnwrap(results.first)
+        try b.write { try b.add(self.note(3, "three")) }
+        a.invalidate()
+        XCTAssertTrue(one.isInvalidated)
+        XCTAssertTrue(first.isInvalidated)
+        XCTAssertEqual(one.description, "SnapshotNote { invalidated }")
+        assertLatticeError(try a.write { try a.delete(one) }, .objectInvalidated(className: "SnapshotNote"))
+        // Results stay usable and read the latest commit; new instances are valid.
+        XCTAssertEqual(results.count, 3)
+        XCTAssertEqual(results.map(\.id), [1, 2, 3])
+        let oneAgain = try XCTUnwrap(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1))
+        XCTAssertFalse(oneAgain.isInvalidated)
+        XCTAssertEqual(oneAgain.text, "one")
+        XCTAssertEqual(oneAgain, one, "still the same stored object")
+        a.invalidate()
+        a.invalidate()  // harmless when nothing is open
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 3)
+    }
+
+    func testSnapshotSurvivesAnotherHandleGrowingTheMap() throws {
+        let (_, a, b) = try twoHandles(initialMapSize: 64 << 10)
+        let one = try XCTUnwrap(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1))
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        let chunk = Data(repeating: 0x5A, count: 64 << 10)
+        try b.write {
+            for id in 100..<260 {  // about 10 MB: the map grows several times while a holds its snapshot
+                let n = self.note(id, "big \(id)")
+                n.payload = chunk
+                try b.add(n)
+            }
+            b.object(ofType: SnapshotNote.self, forPrimaryKey: 1)!.text = "after growth"
+        }
+        XCTAssertGreaterThan(b.env.mapSize, 8 << 20, "the map grew while a held its snapshot")
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        XCTAssertEqual(one.text, "one")
+        XCTAssertTrue(a.refresh())
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 162)
+        XCTAssertEqual(one.text, "after growth")
+        XCTAssertEqual(a.object(ofType: SnapshotNote.self, forPrimaryKey: 259)?.payload, chunk)
+    }
+
+    func testCountsStayCorrectAcrossManyCommits() throws {
+        let (_, a, b) = try twoHandles()
+        let resultsA = a.objects(SnapshotNote.self)
+        let resultsB = b.objects(SnapshotNote.self)
+        var seenByA = 2
+        for round in 0..<20 {
+            try b.write {
+                try b.add(self.note(1000 + round, "r\(round)"))
+                if round % 3 == 0 { try b.delete(b.objects(SnapshotNote.self)[0]) }
+            }
+            let expected = 2 + (round + 1) - (round / 3 + 1)
+            XCTAssertEqual(resultsB.count, expected)
+            XCTAssertEqual(resultsA.count, seenByA, "a keeps its snapshot until refresh (round \(round))")
+            XCTAssertEqual(a.refresh(), true)
+            seenByA = expected
+            XCTAssertEqual(resultsA.count, expected)
+            XCTAssertEqual(Array(resultsA.map(\.id)), Array(resultsB.map(\.id)))
+        }
+    }
+}
