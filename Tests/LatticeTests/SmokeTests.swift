@@ -11,7 +11,7 @@ final class SmokeTests: XCTestCase {
     func testAddAndReopen() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("smoke-\(UUID().uuidString).lattice")
         let config = Lattice.Configuration(fileURL: url, objectTypes: [Note.self])
-        defer { try? Lattice.deleteFiles(for: config) }
+        defer { _ = try? Lattice.deleteFiles(for: config) }
         do {
             let lattice = try Lattice(configuration: config)
             try lattice.write {

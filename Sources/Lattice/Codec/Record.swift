@@ -117,4 +117,11 @@ enum KeyCodec {
         let u = (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian
         return try withUnsafeBytes(of: u, body)
     }
+
+    /// 32-bit FNV-1a: the id of a link property (`Class.property`) in backlink entries.
+    static func fnv1a32(_ text: String) -> UInt32 {
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in text.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        return hash
+    }
 }

@@ -51,6 +51,8 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case storage(path: String, code: Int32, message: String)
     /// A predicate or sort key could not be parsed or does not fit the schema.
     case invalidQuery(message: String)
+    /// An embedded object was used outside its single parent (added alone, or given a second parent).
+    case embeddedObject(className: String, reason: String)
 
     public var description: String {
         switch self {
@@ -101,6 +103,8 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "Storage error \(code) on '\(path)': \(message)"
         case let .invalidQuery(message):
             return "Invalid query: \(message)"
+        case let .embeddedObject(className, reason):
+            return "Embedded object '\(className)': \(reason)"
         }
     }
 }

@@ -118,25 +118,38 @@ extension Lattice {
 
     /// Adds an unmanaged object: afterwards it is managed and reads and writes through to the database.
     ///
-    /// Adding an object this handle already manages does nothing. With `update` other than `.error`,
-    /// an existing object with the same primary key is updated instead of throwing.
+    /// Every unmanaged object it reaches through links, lists, sets and maps is added too (cycles
+    /// included), with the same update policy. Adding an object this handle already manages does
+    /// nothing. With `update` other than `.error`, an existing object with the same primary key is
+    /// updated instead of throwing.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        _ = try requireWrite("add(_:)")
+        if update != .error, object._lattice == nil, let info = classInfo(type(of: object)), info.primaryKey == nil {
+            throw LatticeError.noPrimaryKey(className: info.name, operation: "add(_:update: .\(update))")
+        }
+        _ = try addObject(object, update: update, embedded: false)
+    }
+
+    /// Adds `object` and what it reaches; returns its key.
+    func addObject(_ object: Object, update: UpdatePolicy, embedded: Bool) throws -> Int64 {
         let txn = try requireWrite("add(_:)")
         if let owner = object._lattice {
             let name = object._info?.name ?? "\(type(of: object))"
             guard owner.env === env else { throw LatticeError.objectFromAnotherLattice(className: name) }
             if try object.currentRecord(self) == nil { throw LatticeError.objectInvalidated(className: name) }
-            return
+            return object._key
         }
+        if let key = adding[ObjectIdentifier(object)] { return key }
         let info = try requireClass(type(of: object))
-        if update != .error && info.primaryKey == nil {
-            throw LatticeError.noPrimaryKey(className: info.name, operation: "add(_:update: .\(update))")
+        if info.schema.isEmbedded && !embedded {
+            throw LatticeError.embeddedObject(className: info.name, reason: "it can only be added through a parent's property.")
         }
-        let record = try encode(object, info)
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let key: Int64
         var old: RecordBuffer?
         if let pk = info.primaryKey {
-            let pkPayload = record.withUnsafeBytes { RecordView($0)!.payload(pk.column).map(Array.init) ?? [] }
+            var pkPayload: [UInt8] = []
+            try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
             if let found = try findObject(info, primaryKeyPayload: pkPayload) {
                 if update == .error {
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
@@ -151,8 +164,20 @@ extension Lattice {
         } else {
             key = try nextKey(info, txn)
         }
+        let outerPolicy = addPolicy
+        addPolicy = update
+        adding[ObjectIdentifier(object)] = key
+        defer {
+            adding[ObjectIdentifier(object)] = nil
+            addPolicy = outerPolicy
+        }
+        let record = try encode(object, info)
         try store(info, key: key, record: record, old: old, txn)
         object.attach(to: self, info: info, key: key, record: nil)
+        for p in info.columns where p.property.collection != nil {
+            try p.accessor.didAdd(at: base + p.offset, owner: object, column: p.column)
+        }
+        return key
     }
 
     /// Adds every object of `objects` (see ``add(_:update:)``).
@@ -202,15 +227,42 @@ extension Lattice {
 
     // MARK: Deleting
 
-    /// Deletes a managed object. Other instances of it become invalidated.
+    /// Deletes a managed object. Links to it become nil, it leaves every list and set holding it, map
+    /// values naming it become nil, and its embedded objects are deleted with it. Other instances of it
+    /// become invalidated.
     public func delete(_ object: Object) throws {
-        let txn = try requireWrite("delete(_:)")
+        _ = try requireWrite("delete(_:)")
         let name = object._info?.name ?? "\(type(of: object))"
         guard let owner = object._lattice, owner.env === env, let info = object._info else {
             throw LatticeError.objectFromAnotherLattice(className: name)
         }
         guard let old = try object.currentRecord(self) else { throw LatticeError.objectInvalidated(className: name) }
-        try store(info, key: object._key, record: nil, old: old, txn)
+        if info.schema.isEmbedded {
+            throw LatticeError.embeddedObject(className: name, reason: "it is deleted by clearing its parent's property or deleting the parent.")
+        }
+        try deleteObject(info, key: object._key, old: old)
+    }
+
+    /// Deletes one stored object with everything it owns, unlinking it everywhere.
+    func deleteObject(_ info: ClassInfo, key: Int64, old: RecordBuffer) throws {
+        let txn = try requireWrite("delete(_:)")
+        try unlinkIncoming(info, key: key)
+        for p in info.columns {
+            switch p.property.collection {
+            case .list?: try ListStore(lattice: self, property: p, owner: key).removeAll()
+            case .set?: try SetStore(lattice: self, property: p, owner: key).removeAll()
+            case .map?: try MapStore(lattice: self, property: p, owner: key).removeAll()
+            case nil: break
+            }
+        }
+        let children: [(ClassInfo, Int64)] = info.columns.compactMap { p in
+            guard p.isLink, let child = p.target, child.schema.isEmbedded else { return nil }
+            return old.withBytes { RecordView($0)?.payload(p.column).flatMap { $0.isEmpty ? nil : (child, Int64._latticeDecode($0)) } }
+        }
+        try store(info, key: key, record: nil, old: old, txn)
+        for (child, childKey) in children {
+            if let record = try fetchRecord(child, key: childKey) { try deleteObject(child, key: childKey, old: record) }
+        }
     }
 
     /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began).
@@ -223,29 +275,33 @@ extension Lattice {
         let txn = try requireWrite("deleteAll()")
         for info in classesByName.values {
             try txn.drop(info.objectsDBI)
-            for p in info.indexed { try txn.drop(p.indexDBI!) }
+            if let backlinks = info.backlinkDBI { try txn.drop(backlinks) }
+            for p in info.columns {
+                if let index = p.indexDBI { try txn.drop(index) }
+                if let elements = p.collectionDBI { try txn.drop(elements) }
+            }
         }
         didChange()
     }
 
     // MARK: Managed property writes
 
-    /// Writes one property of a managed object (from its setter, which cannot throw: a failure is
-    /// kept in `pendingError` and fails the transaction at commit).
-    func setProperty(of object: Object, property: PropertyInfo, payload: [UInt8]) {
-        guard let txn = writer, let info = object._info else { return }
+    /// Stops a property setter used outside a write transaction (a setter cannot throw).
+    func requireWriteForSetter(_ info: ClassInfo, _ property: PropertyInfo) {
+        if configuration.readOnly {
+            fatalError("\(LatticeError.readOnly(path: env.path, operation: "setting '\(info.name).\(property.name)'"))")
+        }
+        if writer == nil {
+            fatalError("Cannot set '\(info.name).\(property.name)' outside a write transaction: "
+                + "wrap the change in lattice.write { } (or beginWrite()/commitWrite()).")
+        }
+    }
+
+    /// Runs a change made where Swift cannot throw (setters, collection mutations): a failure is kept
+    /// in `pendingError` and fails the write transaction at commit, rolling everything back.
+    func recordingFailure(_ body: () throws -> Void) {
         do {
-            try checkSize(info, property, payload)
-            let old = object.liveRecord(self)
-            let current = old.withBytes { RecordView($0)?.payload(property.column).map(Array.init) }
-            if property.property.isPrimaryKey {
-                if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: property.name) }
-                return
-            }
-            let record = old.withBytes { replacing(RecordView($0), in: info, with: [property.column: payload]) }
-            try store(info, key: object._key, record: record, old: old, txn)
-            object._record = RecordBuffer.make(record)
-            object._generation = generation
+            try body()
         } catch let error as LatticeError {
             if pendingError == nil { pendingError = error }
         } catch {
@@ -253,22 +309,53 @@ extension Lattice {
         }
     }
 
+    /// Writes one property of a managed object from its setter.
+    func setProperty(of object: Object, property: PropertyInfo, payload: [UInt8]) {
+        recordingFailure { try updateColumn(of: object, property, payload: payload) }
+    }
+
+    /// Replaces one column's payload of a managed object, keeping indexes and backlinks in step.
+    func updateColumn(of object: Object, _ property: PropertyInfo, payload: [UInt8]) throws {
+        guard let txn = writer, let info = object._info else { return }
+        try checkSize(info, property, payload)
+        let old = object.liveRecord(self)
+        if property.property.isPrimaryKey {
+            let current = old.withBytes { RecordView($0)?.payload(property.column).map(Array.init) }
+            if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: property.name) }
+            return
+        }
+        let record = old.withBytes { replacing(RecordView($0), in: info, with: [property.column: payload]) }
+        try store(info, key: object._key, record: record, old: old, txn)
+        object._record = RecordBuffer.make(record)
+        object._generation = generation
+    }
+
     // MARK: Storage
 
-    /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes in step with it.
-    private func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction) throws {
+    /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes and the
+    /// backlinks of its to-one links in step with it.
+    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction) throws {
         try KeyCodec.withObjectKey(key) { objectKey in
             if let record {
                 _ = try record.withUnsafeBytes { try txn.put(info.objectsDBI, objectKey, $0) }
             } else {
                 try txn.delete(info.objectsDBI, objectKey)
             }
-            for p in info.indexed {
+            for p in info.maintained {
                 let before = old?.withBytes { RecordView($0)?.payload(p.column).map(Array.init) } ?? nil
                 let after = record?.withUnsafeBytes { RecordView($0)?.payload(p.column).map(Array.init) } ?? nil
                 if before == after { continue }
-                if let before { _ = try indexKey(p, payload: before).withUnsafeBytes { try txn.delete(p.indexDBI!, $0, value: objectKey) } }
-                if let after { try indexKey(p, payload: after).withUnsafeBytes { _ = try txn.put(p.indexDBI!, $0, objectKey) } }
+                if let dbi = p.indexDBI {
+                    if let before { _ = try indexKey(p, payload: before).withUnsafeBytes { try txn.delete(dbi, $0, value: objectKey) } }
+                    if let after { _ = try indexKey(p, payload: after).withUnsafeBytes { try txn.put(dbi, $0, objectKey) } }
+                } else {
+                    if let before, let target = before.withUnsafeBytes(linkedKey) {
+                        try removeBacklink(p, source: key, target: target)
+                    }
+                    if let after, let target = after.withUnsafeBytes(linkedKey) {
+                        try addBacklink(p, source: key, target: target)
+                    }
+                }
             }
         }
         didChange()
@@ -297,7 +384,7 @@ extension Lattice {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         for p in info.columns {
             let start = payloads.count
-            p.accessor.encode(at: base + p.offset, into: &payloads)
+            try p.accessor.encode(at: base + p.offset, into: &payloads, adding: self)
             if payloads.count - start > ClassInfo.maxPayloadBytes(p) {
                 throw LatticeError.valueTooLarge(className: info.name, property: p.name,
                                                  size: payloads.count - start - (p.property.isOptional ? 1 : 0),
@@ -310,7 +397,7 @@ extension Lattice {
         return record
     }
 
-    private func checkSize(_ info: ClassInfo, _ p: PropertyInfo, _ payload: [UInt8]) throws {
+    func checkSize(_ info: ClassInfo, _ p: PropertyInfo, _ payload: [UInt8]) throws {
         if payload.count > ClassInfo.maxPayloadBytes(p) {
             throw LatticeError.valueTooLarge(className: info.name, property: p.name,
                                              size: payload.count - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
@@ -319,7 +406,7 @@ extension Lattice {
 
     /// A record equal to `view` with the payloads of some columns replaced. Columns the stored record
     /// lacks (written before they existed) get their type's default.
-    private func replacing(_ view: RecordView?, in info: ClassInfo, with replacements: [Int: [UInt8]]) -> [UInt8] {
+    func replacing(_ view: RecordView?, in info: ClassInfo, with replacements: [Int: [UInt8]]) -> [UInt8] {
         var payloads: [UInt8] = []
         var ends: [Int] = []
         for p in info.columns {

@@ -39,6 +39,10 @@ public final class Lattice {
     var pendingError: LatticeError?
     /// Next object keys of classes without an integer primary key, while writing.
     var sequences: [String: Int64] = [:]
+    /// Objects being added (by identity) and their keys, so cycles of new objects link correctly.
+    var adding: [ObjectIdentifier: Int64] = [:]
+    /// The update policy of the `add` in progress, applied to the objects it reaches.
+    var addPolicy: UpdatePolicy = .error
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -55,6 +59,7 @@ public final class Lattice {
         try configuration.checkSupported()
         let metadata = try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
         let declared = Schema(metadata.map(\.schema))
+        try declared.validateRelationships()
         let path = try Lattice.storagePath(configuration)
         if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
@@ -77,6 +82,7 @@ public final class Lattice {
                 byType[ObjectIdentifier(model.type)] = info
                 byName[info.name] = info
             }
+            ClassInfo.link(byName)
             guard let meta = dbis[FileLayout.meta] else {
                 throw LatticeError.invalidFile(path: path, reason: "its metadata database is missing.")
             }
@@ -336,9 +342,10 @@ public final class Lattice {
     }
 
     /// All objects of a class: a lazy, live ``Results``. Its `count` decodes nothing.
-    /// A class that is not in the configuration's `objectTypes` gives empty results.
+    /// A class that is not in the configuration's `objectTypes`, or an embedded class (only reachable
+    /// through its parents), gives empty results.
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
-        Results(lattice: self, info: classInfo(type))
+        Results(lattice: self, info: classInfo(type).flatMap { $0.schema.isEmbedded ? nil : $0 })
     }
 
     /// The object of class `type` whose primary key is `key`, or nil when there is none (or the class

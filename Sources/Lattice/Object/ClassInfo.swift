@@ -11,6 +11,12 @@ final class PropertyInfo {
     let valueType: any _Persistable.Type
     /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
     var indexDBI: MDB_dbi?
+    /// The elements database of a List (`l:`), MutableSet (`s:`) or Map (`m:`) property.
+    var collectionDBI: MDB_dbi?
+    /// The class linked to (links, collections of objects, linking objects); set once all classes exist.
+    unowned var target: ClassInfo?
+    /// Identifies this property in the target's backlink table (see `FileLayout.linkID`).
+    var linkID: UInt32 = 0
 
     init(property: Property, column: Int, field: ModelMetadata.Field) {
         self.property = property
@@ -21,6 +27,10 @@ final class PropertyInfo {
     }
 
     var name: String { property.name }
+    /// A to-one link.
+    var isLink: Bool { property.type == .object && property.collection == nil }
+    /// Links to objects (to-one or a collection of objects): kept in the target's backlink table.
+    var linksObjects: Bool { property.type == .object }
 
     /// Strings and Data may be up to 16 MiB (FEATURES M8).
     static let maxValueBytes = 16 << 20
@@ -39,6 +49,14 @@ final class ClassInfo {
     let keyedByPrimaryKey: Bool
     let objectsDBI: MDB_dbi
     let indexed: [PropertyInfo]
+    /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
+    let maintained: [PropertyInfo]
+    /// `b:Class`: who links to objects of this class (nil when nothing can).
+    let backlinkDBI: MDB_dbi?
+    /// Link and collection-of-object properties of any class that point at this class.
+    var incoming: [PropertyInfo] = []
+    /// The class each incoming property belongs to, by link id.
+    var incomingOwners: [UInt32: ClassInfo] = [:]
 
     var name: String { schema.className }
 
@@ -50,14 +68,32 @@ final class ClassInfo {
         let columns = declared.sorted { $0.column < $1.column }
         self.declared = declared
         self.columns = columns
-        schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property))
+        schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property), isEmbedded: metadata.schema.isEmbedded)
         primaryKey = columns.first { $0.property.isPrimaryKey }
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false
         objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
-        for p in columns where p.property.isIndexed {
-            p.indexDBI = dbis[FileLayout.index(schema.className, p.name)]
+        for p in columns {
+            if p.property.isIndexed { p.indexDBI = dbis[FileLayout.index(schema.className, p.name)] }
+            if let kind = p.property.collection { p.collectionDBI = dbis[FileLayout.collection(kind, schema.className, p.name)] }
+            if p.linksObjects { p.linkID = FileLayout.linkID(schema.className, p.name) }
         }
         indexed = columns.filter { $0.indexDBI != nil }
+        maintained = columns.filter { $0.indexDBI != nil || $0.isLink }
+        backlinkDBI = dbis[FileLayout.backlinks(schema.className)]
+    }
+
+    /// Connects link properties to their target classes (after every class of the handle exists).
+    static func link(_ classes: [String: ClassInfo]) {
+        for info in classes.values {
+            for p in info.columns {
+                guard let targetName = p.property.objectClassName, let target = classes[targetName] else { continue }
+                p.target = target
+                if p.linksObjects {
+                    target.incoming.append(p)
+                    target.incomingOwners[p.linkID] = info
+                }
+            }
+        }
     }
 
     func property(named name: String) -> PropertyInfo? { declared.first { $0.name == name } }
@@ -70,17 +106,34 @@ enum FileLayout {
     static let changes = "changes"
     static func objects(_ className: String) -> String { "o:" + className }
     static func index(_ className: String, _ property: String) -> String { "i:\(className).\(property)" }
+    static func backlinks(_ className: String) -> String { "b:" + className }
+    static func collection(_ kind: CollectionKind, _ className: String, _ property: String) -> String {
+        switch kind {
+        case .list: return "l:\(className).\(property)"
+        case .set: return "s:\(className).\(property)"
+        case .map: return "m:\(className).\(property)"
+        }
+    }
+
+    /// The 32-bit id of a link property in backlink entries: FNV-1a of `Class.property`.
+    static func linkID(_ className: String, _ property: String) -> UInt32 {
+        KeyCodec.fnv1a32("\(className).\(property)")
+    }
 
     /// Every database a schema needs, with whether it holds sorted duplicates.
     static func databases(for schema: Schema) -> [(name: String, dupSort: Bool)] {
         var out: [(String, Bool)] = [(meta, false)]
+        var targets = Set<String>()
         for cls in schema.objectSchemas {
             out.append((objects(cls.className), false))
-            for p in cls.properties where p.isIndexed {
-                if p.isPrimaryKey && p.type.isInteger && !p.isOptional { continue }
+            for p in cls.properties {
+                if let kind = p.collection { out.append((collection(kind, cls.className, p.name), false)) }
+                if p.type == .object, let target = p.objectClassName { targets.insert(target) }
+                guard p.isIndexed, !(p.isPrimaryKey && p.type.isInteger && !p.isOptional) else { continue }
                 out.append((index(cls.className, p.name), true))
             }
         }
+        for target in targets.sorted() { out.append((backlinks(target), true)) }
         return out
     }
 

@@ -48,10 +48,13 @@ struct ModelMetadata: Sendable {
             let flags = field.accessor.flags(at: base + field.offset)
             let valueType = field.accessor.valueType
             return Property(name: field.name, type: valueType._latticeType, isOptional: valueType._latticeIsOptional,
-                            isIndexed: flags.indexed, isPrimaryKey: flags.primaryKey)
+                            isIndexed: flags.indexed, isPrimaryKey: flags.primaryKey,
+                            collection: valueType._latticeCollection,
+                            objectClassName: valueType._latticeObjectType.map { "\($0)" },
+                            originProperty: flags.originProperty)
         }
         withExtendedLifetime(prototype) {}
-        let schema = ObjectSchema(className: className, properties: properties)
+        let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type)
         try schema.validate()
         return ModelMetadata(type: type, schema: schema,
                              fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) })

@@ -73,10 +73,7 @@ open class Object: CustomStringConvertible, Hashable {
         let lattice = _lattice!
         let info = _info!
         let property = info.columns[column]
-        guard lattice.isInWriteTransaction else {
-            fatalError("Cannot set '\(info.name).\(property.name)' outside a write transaction: "
-                + "wrap the change in lattice.write { } (or beginWrite()/commitWrite()).")
-        }
+        lattice.requireWriteForSetter(info, property)
         var payload: [UInt8] = []
         value._latticeEncode(into: &payload)
         lattice.setProperty(of: self, property: property, payload: payload)
@@ -94,36 +91,36 @@ open class Object: CustomStringConvertible, Hashable {
         for p in info.columns { p.accessor.bind(at: base + p.offset, column: Int32(p.column)) }
     }
 
-    /// The value of a declared property, managed or not (nil for an empty optional).
-    final func value(of property: PropertyInfo, metadataField: ModelMetadata.Field? = nil) -> Any? {
-        if let lattice = _lattice {
-            let record = liveRecord(lattice)
-            return record.withBytes { bytes in
-                guard let view = RecordView(bytes), let payload = view.payload(property.column) else { return nil }
-                return property.valueType.decodeAny(payload)
-            }
-        }
+    /// The value of a declared property, managed or not (nil for an empty optional). Links give the
+    /// linked object, collections the collection.
+    final func value(of property: PropertyInfo) -> Any? {
+        if _lattice != nil { return property.valueType.getAny(self, column: property.column) }
         return property.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + property.offset)
     }
 
     // MARK: Description, equality
 
-    /// For example `Dog { name = Rex; age = 1; nickname = nil }`.
-    open var description: String {
+    /// For example `Dog { name = Rex; age = 1; owner = Person {...}; walkers = LinkingObjects<Person> [Person {...}] }`:
+    /// linked objects are shown one level deep.
+    open var description: String { describe(depth: 0) }
+
+    final func describe(depth: Int) -> String {
         let name = "\(type(of: self))"
         if let lattice = _lattice, (try? currentRecord(lattice)) == nil { return "\(name) { invalidated }" }
-        guard let metadata = try? ModelMetadata.of(type(of: self)) else { return "\(name) { }" }
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        let parts = zip(metadata.schema.properties, metadata.fields).map { property, field -> String in
-            let value: Any?
-            if let info = _info, let p = info.property(named: property.name) {
-                value = self.value(of: p)
-            } else {
-                value = field.accessor.value(at: base + field.offset)
-            }
-            return "\(property.name) = \(value.map { "\($0)" } ?? "nil")"
-        }
+        guard depth == 0, let metadata = try? ModelMetadata.of(type(of: self)) else { return "\(name) {...}" }
+        let parts = metadata.schema.properties.map { "\($0.name) = \(Object.render(value(ofProperty: $0.name), depth: depth + 1))" }
         return "\(name) { " + parts.joined(separator: "; ") + " }"
+    }
+
+    private static func render(_ value: Any?, depth: Int) -> String {
+        guard let value else { return "nil" }
+        if let object = value as? Object { return object.describe(depth: depth) }
+        if let collection = value as? any LatticeCollection {
+            let elements = Array(collection.anyElements.prefix(10)).map { render($0, depth: depth) }
+            let more = collection.count > 10 ? ", ... \(collection.count - 10) more" : ""
+            return "\(collection.typeName) [" + elements.joined(separator: ", ") + more + "]"
+        }
+        return "\(value)"
     }
 
     /// Managed objects are equal when they are the same stored object (same file, class and key);

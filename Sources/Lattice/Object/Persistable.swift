@@ -22,12 +22,50 @@ public protocol _Persistable {
     static func _latticeCast(_ value: Any) -> Self?
     /// The value as `Any`, with nil for an empty optional.
     var _latticeAnyValue: Any? { get }
+
+    // Relationship hooks: value types use the defaults; links and collections need the handle.
+
+    /// Reads the property of a managed object.
+    static func _latticeGet(_ owner: Object, column: Int) -> Self
+    /// Writes the property of a managed object (inside a write transaction).
+    static func _latticeSet(_ owner: Object, column: Int, _ value: Self)
+    /// Appends the record payload of a value being added; a link first adds its unmanaged target.
+    func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws
+    /// Called once the object holding this value was added: collections store their elements here.
+    func _latticeDidAdd(_ owner: Object, column: Int) throws
+    /// Decodes a collection element (object elements are materialized through the handle).
+    static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self
+    /// The linked class, for links and collections of objects.
+    static var _latticeObjectType: Object.Type? { get }
+    /// The collection kind, for ``List``, ``MutableSet`` and ``Map``.
+    static var _latticeCollection: CollectionKind? { get }
+}
+
+extension _Persistable {
+    /// Decodes the record payload.
+    public static func _latticeGet(_ owner: Object, column: Int) -> Self { owner._read(column: column) }
+    /// Encodes into the record.
+    public static func _latticeSet(_ owner: Object, column: Int, _ value: Self) { owner._write(column: column, value) }
+    /// The plain payload.
+    public func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws { _latticeEncode(into: &out) }
+    /// Nothing to store outside the record.
+    public func _latticeDidAdd(_ owner: Object, column: Int) throws {}
+    /// The plain payload.
+    public static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self { _latticeDecode(payload) }
+    /// Not a link.
+    public static var _latticeObjectType: Object.Type? { nil }
+    /// Not a collection.
+    public static var _latticeCollection: CollectionKind? { nil }
 }
 
 /// A non-optional persistable type; its `Optional` is persistable too.
 public protocol _PersistableBase: _Persistable {
     /// Whether the payload may be empty (String, Data): then an optional's payload needs a marker byte.
     static var _latticeMayBeEmpty: Bool { get }
+    /// Reads an optional property of a managed object (links override this).
+    static func _latticeGetOptional(_ owner: Object, column: Int) -> Self?
+    /// Writes an optional property of a managed object (links override this).
+    static func _latticeSetOptional(_ owner: Object, column: Int, _ value: Self?)
 }
 
 extension _PersistableBase {
@@ -37,6 +75,10 @@ extension _PersistableBase {
     public static var _latticeMayBeEmpty: Bool { false }
     /// Itself.
     public var _latticeAnyValue: Any? { self }
+    /// Decodes the record payload.
+    public static func _latticeGetOptional(_ owner: Object, column: Int) -> Self? { owner._read(column: column) as Self? }
+    /// Encodes into the record.
+    public static func _latticeSetOptional(_ owner: Object, column: Int, _ value: Self?) { owner._write(column: column, value) }
 }
 
 extension Optional: _Persistable where Wrapped: _PersistableBase {
@@ -77,6 +119,27 @@ extension Optional: _Persistable where Wrapped: _PersistableBase {
 
     /// The wrapped value or nil.
     public var _latticeAnyValue: Any? { self.map { $0 as Any } }
+
+    /// The wrapped type's optional read (a link materializes its target).
+    public static func _latticeGet(_ owner: Object, column: Int) -> Wrapped? { Wrapped._latticeGetOptional(owner, column: column) }
+    /// The wrapped type's optional write.
+    public static func _latticeSet(_ owner: Object, column: Int, _ value: Wrapped?) {
+        Wrapped._latticeSetOptional(owner, column: column, value)
+    }
+    /// nil is empty; otherwise as `_latticeEncode(into:)`, letting a link add its target.
+    public func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws {
+        guard let value = self else { return }
+        if Wrapped._latticeMayBeEmpty { out.append(1) }
+        try value._latticeEncode(into: &out, adding: lattice)
+    }
+    /// nil for an empty payload, else the wrapped element.
+    public static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Wrapped? {
+        if payload.isEmpty { return nil }
+        if Wrapped._latticeMayBeEmpty { return Wrapped._latticeElement(UnsafeRawBufferPointer(rebasing: payload.dropFirst()), lattice) }
+        return Wrapped._latticeElement(payload, lattice)
+    }
+    /// The wrapped type's.
+    public static var _latticeObjectType: Object.Type? { Wrapped._latticeObjectType }
 }
 
 /// Whether a dynamically typed value is nil (an empty Optional of any type, or `NSNull`).

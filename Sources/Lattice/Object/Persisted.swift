@@ -17,6 +17,8 @@ public struct Persisted<Value: _Persistable> {
     var column: Int32 = -1
     let isPrimaryKey: Bool
     let isIndexed: Bool
+    /// For ``LinkingObjects``: the property of the origin class whose links are followed back.
+    var originProperty: String?
 
     /// A property with an initial value.
     public init(wrappedValue: Value) {
@@ -54,6 +56,16 @@ public struct Persisted<Value: _Persistable> {
         self.isIndexed = indexed || primaryKey
     }
 
+    /// Objects linking to this one through `originProperty` of the ``LinkingObjects`` element class.
+    ///
+    /// ```swift
+    /// @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
+    /// ```
+    public init<T: Object>(originProperty: String) where Value == LinkingObjects<T> {
+        self.init(value: LinkingObjects<T>(), primaryKey: false, indexed: false)
+        self.originProperty = originProperty
+    }
+
     /// Unavailable: `@Persisted` works only inside ``Object`` subclasses.
     @available(*, unavailable, message: "@Persisted can only be used on properties of Object subclasses")
     public var wrappedValue: Value {
@@ -70,13 +82,13 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             if object._lattice != nil {
-                return object._read(column: Int(object[keyPath: storageKeyPath].column))
+                return Value._latticeGet(object, column: Int(object[keyPath: storageKeyPath].column))
             }
             return object[keyPath: storageKeyPath].value
         }
         set {
             if object._lattice != nil {
-                object._write(column: Int(object[keyPath: storageKeyPath].column), newValue)
+                Value._latticeSet(object, column: Int(object[keyPath: storageKeyPath].column), newValue)
             } else {
                 object[keyPath: storageKeyPath].value = newValue
             }
@@ -87,9 +99,11 @@ public struct Persisted<Value: _Persistable> {
 /// Type-erased access to a `Persisted<Value>` stored inside an object, by its field address.
 protocol PersistedField: SendableMetatype {
     static var valueType: any _Persistable.Type { get }
-    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool)
+    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?)
     static func bind(at field: UnsafeMutableRawPointer, column: Int32)
-    static func encode(at field: UnsafeRawPointer, into out: inout [UInt8])
+    static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws
+    /// Runs the value's after-add hook (collections store their elements).
+    static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int) throws
     static func value(at field: UnsafeRawPointer) -> Any?
     /// Sets a dynamically typed value; false when its type is wrong.
     static func set(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
@@ -100,17 +114,21 @@ protocol PersistedField: SendableMetatype {
 extension Persisted: PersistedField {
     static var valueType: any _Persistable.Type { Value.self }
 
-    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool) {
+    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?) {
         let p = field.assumingMemoryBound(to: Persisted<Value>.self)
-        return (p.pointee.isPrimaryKey, p.pointee.isIndexed)
+        return (p.pointee.isPrimaryKey, p.pointee.isIndexed, p.pointee.originProperty)
     }
 
     static func bind(at field: UnsafeMutableRawPointer, column: Int32) {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee.column = column
     }
 
-    static func encode(at field: UnsafeRawPointer, into out: inout [UInt8]) {
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeEncode(into: &out)
+    static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws {
+        try field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeEncode(into: &out, adding: lattice)
+    }
+
+    static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int) throws {
+        try field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeDidAdd(owner, column: column)
     }
 
     static func value(at field: UnsafeRawPointer) -> Any? {
@@ -129,8 +147,13 @@ extension Persisted: PersistedField {
 }
 
 extension _Persistable {
-    /// Decodes a payload to `Any` (nil for an empty optional).
+    /// Decodes a payload to `Any` (nil for an empty optional). Value types only: links need `getAny`.
     static func decodeAny(_ payload: UnsafeRawBufferPointer) -> Any? { _latticeDecode(payload)._latticeAnyValue }
+
+    /// A managed object's property as `Any`: the value, the linked object, or the live collection.
+    static func getAny(_ owner: Object, column: Int) -> Any? {
+        _latticeGet(owner, column: column)._latticeAnyValue
+    }
 
     /// Encodes a dynamically typed value; false when its type is wrong.
     static func encodeAny(_ value: Any, into out: inout [UInt8]) -> Bool {

@@ -6,7 +6,7 @@ import CLMDB
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
 /// show the new state. A `for … in` loop walks the objects as they were when the loop started.
 /// Unsorted results have no guaranteed order.
-public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: Object>: RandomAccessCollection, LatticeCollection {
     /// The handle the results read from.
     public let lattice: Lattice
     let info: ClassInfo?

@@ -1,3 +1,13 @@
+/// The kind of collection a property holds.
+public enum CollectionKind: String, Sendable, Codable {
+    /// ``List``: ordered, duplicates allowed.
+    case list
+    /// ``MutableSet``: unique, unordered.
+    case set
+    /// ``Map``: string keys.
+    case map
+}
+
 /// A persisted property as the schema sees it.
 public struct Property: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The property name.
@@ -10,21 +20,54 @@ public struct Property: Sendable, Equatable, Codable, CustomStringConvertible {
     public let isIndexed: Bool
     /// Whether this is the class's primary key.
     public let isPrimaryKey: Bool
+    /// The collection the property holds (`type` is then the element type), or nil.
+    public let collection: CollectionKind?
+    /// The linked class, for `.object` and `.linkingObjects` properties.
+    public let objectClassName: String?
+    /// For `.linkingObjects`: the property of ``objectClassName`` whose links are followed back.
+    public let originProperty: String?
 
     /// Creates a property description.
-    public init(name: String, type: PropertyType, isOptional: Bool = false, isIndexed: Bool = false, isPrimaryKey: Bool = false) {
+    public init(name: String, type: PropertyType, isOptional: Bool = false, isIndexed: Bool = false, isPrimaryKey: Bool = false,
+                collection: CollectionKind? = nil, objectClassName: String? = nil, originProperty: String? = nil) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.isIndexed = isIndexed || isPrimaryKey
         self.isPrimaryKey = isPrimaryKey
+        self.collection = collection
+        self.objectClassName = objectClassName
+        self.originProperty = originProperty
     }
 
-    /// For example `age: Int (indexed)`.
+    /// The type as the schema-difference messages name it, e.g. `int`, `array<Dog>`, `Dog`.
+    var typeName: String {
+        let element = objectClassName ?? type.rawValue
+        switch collection {
+        case .list?: return "array<\(element)>"
+        case .set?: return "set<\(element)>"
+        case .map?: return "dictionary<string, \(element)>"
+        case nil: return type == .linkingObjects ? "linking objects<\(element)>" : element
+        }
+    }
+
+    /// Whether the property stores links to objects (to-one, or a collection of objects).
+    var linksObjects: Bool { type == .object }
+
+    /// For example `age: Int (indexed)`, `dogs: List<Dog>`, `walkers: LinkingObjects<Person>.dogs`.
     public var description: String {
         var flags: [String] = []
         if isPrimaryKey { flags.append("primary key") } else if isIndexed { flags.append("indexed") }
-        return "\(name): \(type)\(isOptional ? "?" : "")" + (flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))")
+        let element = (objectClassName ?? "\(type)") + (isOptional ? "?" : "")
+        let shown: String
+        switch (collection, type) {
+        case (.list?, _): shown = "List<\(element)>"
+        case (.set?, _): shown = "MutableSet<\(element)>"
+        case (.map?, _): shown = "Map<String, \(element)>"
+        case (nil, .linkingObjects): shown = "LinkingObjects<\(objectClassName ?? "?")>.\(originProperty ?? "?")"
+        default: shown = element
+        }
+        return "\(name): \(shown)" + (flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))")
     }
 }
 
@@ -34,11 +77,24 @@ public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertibl
     public let className: String
     /// The persisted properties, in storage (column) order.
     public let properties: [Property]
+    /// Whether objects of this class are embedded (``EmbeddedObject``): owned by one parent, never queried alone.
+    public let isEmbedded: Bool
 
     /// Creates a class description.
-    public init(className: String, properties: [Property]) {
+    public init(className: String, properties: [Property], isEmbedded: Bool = false) {
         self.className = className
         self.properties = properties
+        self.isEmbedded = isEmbedded
+    }
+
+    private enum CodingKeys: String, CodingKey { case className, properties, isEmbedded }
+
+    /// Decodes a stored class (files written before embedded objects existed have no `isEmbedded`).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        className = try c.decode(String.self, forKey: .className)
+        properties = try c.decode([Property].self, forKey: .properties)
+        isEmbedded = try c.decodeIfPresent(Bool.self, forKey: .isEmbedded) ?? false
     }
 
     /// The primary key property, if any.
@@ -75,7 +131,16 @@ public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertibl
                 throw fail("property '\(p.name)' of type \(p.type) cannot be a primary key "
                     + "(allowed: Int types, String, UUID, ObjectId and their optionals).")
             }
-            if p.isIndexed && !p.isPrimaryKey && !p.type.canBeIndexed {
+            if p.isPrimaryKey && isEmbedded {
+                throw fail("embedded objects cannot have a primary key ('\(p.name)').")
+            }
+            if p.type == .object && p.collection == nil && !p.isOptional {
+                throw fail("to-one link '\(p.name)' must be optional (declare it as '\(p.objectClassName ?? "Object")?').")
+            }
+            if p.collection == .set && p.type == .object && p.isOptional {
+                throw fail("MutableSet '\(p.name)' cannot hold optional objects.")
+            }
+            if p.isIndexed && !p.isPrimaryKey && (p.collection != nil || !p.type.canBeIndexed) {
                 throw fail("property '\(p.name)' of type \(p.type) cannot be indexed "
                     + "(allowed: Bool, Int types, String, Date, UUID, ObjectId and their optionals).")
             }
@@ -96,6 +161,41 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The class named `className`.
     public subscript(className: String) -> ObjectSchema? { objectSchemas.first { $0.className == className } }
 
+    /// Checks what spans classes: link targets exist, linking objects name a real origin property,
+    /// embedded classes are only linked to (never in sets), and link ids do not collide.
+    func validateRelationships() throws {
+        for cls in objectSchemas {
+            func fail(_ reason: String) -> LatticeError { .invalidSchema(className: cls.className, reason: reason) }
+            for p in cls.properties {
+                guard let targetName = p.objectClassName else { continue }
+                guard let target = self[targetName] else {
+                    throw fail("property '\(p.name)' links to '\(targetName)', which is not in the schema (add it to objectTypes).")
+                }
+                if p.type == .linkingObjects {
+                    guard let origin = p.originProperty, let op = target[origin], op.type == .object,
+                          op.objectClassName == cls.className, op.collection != .map, op.collection != .set else {
+                        throw fail("linking objects '\(p.name)' need '\(targetName).\(p.originProperty ?? "")' to be a link or "
+                            + "List of '\(cls.className)'.")
+                    }
+                } else if target.isEmbedded && (p.collection == .set || p.collection == .map) {
+                    throw fail("'\(p.name)' holds embedded objects of '\(targetName)' in a \(p.collection!.rawValue); "
+                        + "embedded objects live in to-one links and Lists only.")
+                }
+            }
+        }
+        var ids: [UInt32: String] = [:]
+        for cls in objectSchemas {
+            for p in cls.properties where p.type == .object {
+                let name = "\(cls.className).\(p.name)"
+                let hash = KeyCodec.fnv1a32(name)
+                if let other = ids[hash] {
+                    throw LatticeError.invalidSchema(className: cls.className, reason: "link ids of '\(name)' and '\(other)' collide; rename one.")
+                }
+                ids[hash] = name
+            }
+        }
+    }
+
     /// One class a line.
     public var description: String { objectSchemas.map(\.description).joined(separator: "\n") }
 
@@ -112,6 +212,9 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
                 continue
             }
             let name = cls.className
+            if old.isEmbedded != cls.isEmbedded {
+                out.append("Class '\(name)' has been made \(cls.isEmbedded ? "embedded" : "top-level").")
+            }
             for p in old.properties where cls[p.name] == nil {
                 out.append("Property '\(name).\(p.name)' has been removed.")
             }
@@ -120,8 +223,9 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
                     out.append("Property '\(name).\(p.name)' has been added.")
                     continue
                 }
-                if o.type != p.type {
-                    out.append("Property '\(name).\(p.name)' has been changed from '\(o.type)' to '\(p.type)'.")
+                if o.type != p.type || o.collection != p.collection || o.objectClassName != p.objectClassName
+                    || o.originProperty != p.originProperty {
+                    out.append("Property '\(name).\(p.name)' has been changed from '\(o.typeName)' to '\(p.typeName)'.")
                 }
                 if o.isOptional != p.isOptional {
                     out.append("Property '\(name).\(p.name)' has been made \(p.isOptional ? "optional" : "required").")

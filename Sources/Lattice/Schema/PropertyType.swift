@@ -28,6 +28,10 @@ public enum PropertyType: String, Sendable, Codable, CaseIterable, CustomStringC
     case decimal
     /// ``ObjectId``.
     case objectId
+    /// A link to an ``Object`` (to-one, or the elements of a collection of objects).
+    case object
+    /// The objects linking to this one through a property (``LinkingObjects``).
+    case linkingObjects
 
     /// The type's name as written in Swift.
     public var description: String {
@@ -46,6 +50,8 @@ public enum PropertyType: String, Sendable, Codable, CaseIterable, CustomStringC
         case .uuid: return "UUID"
         case .decimal: return "Decimal"
         case .objectId: return "ObjectId"
+        case .object: return "Object"
+        case .linkingObjects: return "LinkingObjects"
         }
     }
 

@@ -1,0 +1,88 @@
+/// The objects linking to an object through one property (FEATURES R4): live and read-only.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
+/// }
+/// ```
+/// Follows to-one links and lists; an object that appears twice in one list links twice. Counting or
+/// listing costs one seek in the backlink table plus one step per linking object, whatever the size
+/// of the database. Empty while the object is unmanaged.
+public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection {
+    let managed: ManagedCollection?
+    private let cache = Cache()
+
+    final class Cache {
+        var generation: UInt64 = 0
+        var keys: [Int64] = []
+    }
+
+    /// Empty (the value of an unmanaged object's property).
+    public init() { managed = nil }
+
+    init(managed: ManagedCollection) { self.managed = managed }
+
+    /// The origin class and its linking property.
+    private var origin: (ClassInfo, PropertyInfo)? {
+        guard let managed, let origin = managed.property.target,
+              let name = managed.property.property.originProperty, let property = origin.property(named: name) else { return nil }
+        return (origin, property)
+    }
+
+    private func keys() -> [Int64] {
+        guard let managed, let (_, property) = origin else { return [] }
+        let lattice = managed.lattice
+        if cache.generation == lattice.generation { return cache.keys }
+        cache.keys = managed.read { lattice, owner in
+            try lattice.backlinks(of: managed.info, key: owner, through: property).flatMap { Array(repeating: $0.source, count: $0.count) }
+        }
+        cache.generation = lattice.generation
+        return cache.keys
+    }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// ``count``.
+    public var endIndex: Int { keys().count }
+
+    /// The linking object at `position`.
+    public subscript(position: Int) -> Element {
+        let keys = keys()
+        precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
+        let (originInfo, _) = origin!
+        return managed!.lattice.materialize(Element.self, originInfo, key: keys[position], record: nil)
+    }
+
+    /// For example `LinkingObjects<Person> [ [0] Person { ... } ]`.
+    public var description: String { describeCollection("LinkingObjects<\(Element.self)>", Array(self)) }
+}
+
+extension LinkingObjects: _Persistable {
+    /// `.linkingObjects`.
+    public static var _latticeType: PropertyType { .linkingObjects }
+    /// Never nil.
+    public static var _latticeIsOptional: Bool { false }
+    /// Empty.
+    public static var _latticeDefault: LinkingObjects { LinkingObjects() }
+    /// No record payload: computed from the backlink table.
+    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> LinkingObjects { LinkingObjects() }
+    /// No record payload.
+    public func _latticeEncode(into out: inout [UInt8]) {}
+    /// Not indexable.
+    public func _latticeKey(into out: inout [UInt8]) {}
+    /// Never assignable.
+    public static func _latticeCast(_ value: Any) -> LinkingObjects? { nil }
+    /// The collection itself.
+    public var _latticeAnyValue: Any? { self }
+    /// The origin class.
+    public static var _latticeObjectType: Object.Type? { Element.self }
+    /// The live linking objects of the property.
+    public static func _latticeGet(_ owner: Object, column: Int) -> LinkingObjects {
+        LinkingObjects(managed: ManagedCollection(owner: owner, property: owner._info!.columns[column]))
+    }
+    /// Linking objects are read-only: they change when the links pointing here change.
+    public static func _latticeSet(_ owner: Object, column: Int, _ value: LinkingObjects) {
+        preconditionFailure("'\(owner._info?.name ?? "?").\(owner._info?.columns[column].name ?? "?")' is LinkingObjects, which is read-only: "
+            + "change the links of '\(Element.self)' instead.")
+    }
+}

@@ -1,0 +1,100 @@
+/// An object owned by exactly one parent object, through a to-one link or a ``List`` (FEATURES R5).
+///
+/// It is stored with its parent's file, deleted with its parent, replaced when the parent's property is
+/// assigned a new one, and never queried or added on its own. Giving it a second parent is an error.
+open class EmbeddedObject: Object {}
+
+/// Objects are persistable as link targets: `@Persisted var owner: Person?` stores the target's key.
+extension Object: _PersistableBase {
+    /// `.object`.
+    public class var _latticeType: PropertyType { .object }
+    /// A new unmanaged object (never stored: to-one links must be optional).
+    public class var _latticeDefault: Self { Self() }
+    /// Links are decoded through their handle (see ``_latticeElement(_:_:)``), never from bytes alone.
+    public class func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> Self {
+        preconditionFailure("Lattice internal error: a link was decoded without its handle.")
+    }
+    /// The object key of a managed object; nothing for an unmanaged one.
+    public func _latticeEncode(into out: inout [UInt8]) {
+        if _lattice != nil { Varint.append(Varint.zigzag(_key), to: &out) }
+    }
+    /// The 8-byte object key.
+    public func _latticeKey(into out: inout [UInt8]) { KeyCodec.appendInt(_key, to: &out) }
+    /// An object of this class, or a dictionary/array of values that builds a new unmanaged one.
+    public class func _latticeCast(_ value: Any) -> Self? {
+        if let object = value as? Self { return object }
+        guard value is [String: Any] || value is [Any] else { return nil }
+        let object = self.init()
+        guard let metadata = try? ModelMetadata.of(self),
+              let values = try? Lattice.namedValues(value, metadata.schema.properties, className: metadata.schema.className),
+              (try? Lattice.apply(values, to: object, className: metadata.schema.className)) != nil else { return nil }
+        return object
+    }
+    /// The target's key; an unmanaged target is added first (with the same update policy).
+    public func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws {
+        let key = try lattice.linkTarget(self)
+        Varint.append(Varint.zigzag(key), to: &out)
+    }
+    /// The linked object, managed by `lattice`.
+    public class func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self {
+        guard let object = lattice.resolveLink(Self.self, payload) else {
+            preconditionFailure("Lattice internal error: a collection holds a link to a deleted '\(Self.self)'.")
+        }
+        return object
+    }
+    /// This class.
+    public class var _latticeObjectType: Object.Type? { self }
+    /// Follows the link.
+    public class func _latticeGetOptional(_ owner: Object, column: Int) -> Self? {
+        let lattice = owner._lattice!
+        return owner.liveRecord(lattice).withBytes { bytes in
+            RecordView(bytes)?.payload(column).flatMap { lattice.resolveLink(Self.self, $0) }
+        }
+    }
+    /// Points the link at `value` (adding it when unmanaged), keeping backlinks in step.
+    public class func _latticeSetOptional(_ owner: Object, column: Int, _ value: Object?) {
+        owner._lattice!.setLink(of: owner, column: column, to: value)
+    }
+}
+
+extension Lattice {
+    /// The object a link payload names, or nil for an empty payload or a missing object.
+    func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer) -> T? {
+        guard !payload.isEmpty, let info = classInfo(type) else { return nil }
+        let key = Int64._latticeDecode(payload)
+        guard let record = reading("a linked '\(info.name)'", { _ in try fetchRecord(info, key: key) }) else { return nil }
+        return materialize(type, info, key: key, record: record)
+    }
+
+    /// The key to store for a link to `target`, adding `target` (and what it reaches) when unmanaged.
+    func linkTarget(_ target: Object) throws -> Int64 {
+        let info = try requireClass(type(of: target))
+        if let owner = target._lattice {
+            guard owner.env === env else { throw LatticeError.objectFromAnotherLattice(className: info.name) }
+            guard try fetchRecord(info, key: target._key) != nil else { throw LatticeError.objectInvalidated(className: info.name) }
+            if info.schema.isEmbedded {
+                throw LatticeError.embeddedObject(className: info.name, reason: "it already has a parent; assign a new unmanaged object instead.")
+            }
+            return target._key
+        }
+        return try addObject(target, update: addPolicy, embedded: info.schema.isEmbedded)
+    }
+
+    /// Writes a to-one link from a property setter (failures fail the transaction, as setters cannot throw).
+    func setLink(of owner: Object, column: Int, to target: Object?) {
+        guard let info = owner._info else { return }
+        let property = info.columns[column]
+        requireWriteForSetter(info, property)
+        recordingFailure {
+            let old = owner.liveRecord(self)
+            let oldKey = old.withBytes { RecordView($0)?.payload(column).flatMap { $0.isEmpty ? nil : Int64._latticeDecode($0) } }
+            if let target, target._lattice != nil, target._key == oldKey, property.target?.schema.isEmbedded == true { return }
+            var payload: [UInt8] = []
+            if let target { Varint.append(Varint.zigzag(try linkTarget(target)), to: &payload) }
+            try updateColumn(of: owner, property, payload: payload)
+            if let oldKey, let child = property.target, child.schema.isEmbedded, let record = try fetchRecord(child, key: oldKey) {
+                try deleteObject(child, key: oldKey, old: record)  // the replaced embedded object goes with its slot
+            }
+        }
+    }
+}

@@ -1,0 +1,204 @@
+/// An ordered collection of objects or values, duplicates allowed (FEATURES R2).
+///
+/// ```swift
+/// final class Person: Object {
+///     @Persisted var dogs: List<Dog>
+///     @Persisted var nicknames: List<String>
+/// }
+/// ```
+/// Unmanaged, a list is a plain in-memory array. Managed (a property of a managed object), it reads and
+/// writes through to the database: mutations need a write transaction, and one entry is read or
+/// changed without reading the whole list (see the *File Format* article). Removing an object from a
+/// list does not delete it; deleting an object removes it from every list.
+public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection, RangeReplaceableCollection, LatticeCollection {
+    private var values: [Element] = []
+    let managed: ManagedCollection?
+
+    /// An empty, unmanaged list.
+    public init() { managed = nil }
+
+    init(managed: ManagedCollection) { self.managed = managed }
+
+    private func store(_ lattice: Lattice, _ owner: Int64) -> ListStore {
+        ListStore(lattice: lattice, property: managed!.property, owner: owner)
+    }
+
+    /// Whether the list belongs to a managed object.
+    public var isManaged: Bool { managed != nil }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// ``count``.
+    public var endIndex: Int { count }
+    /// `i + 1`.
+    public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
+
+    /// The number of elements (read from the list's directory, no element decoded).
+    public var count: Int {
+        guard let managed else { return values.count }
+        return managed.read { try store($0, $1).count() }
+    }
+
+    /// The element at `position`; out of range stops with a message. Setting needs a write transaction.
+    public subscript(position: Int) -> Element {
+        get {
+            guard let managed else { return values[position] }
+            let element = managed.read { lattice, owner in
+                try store(lattice, owner).withPayload(at: position) { Element._latticeElement($0, lattice) }
+            }
+            guard let element else { preconditionFailure("Index \(position) is out of range for List '\(managed.name)' of \(count) elements.") }
+            return element
+        }
+        set {
+            guard let managed else { values[position] = newValue; return }
+            checkIndex(position, count)
+            managed.mutate { lattice, owner in try store(lattice, owner).replace(at: position, with: managed.encode(newValue)) }
+        }
+    }
+
+    private func checkIndex(_ index: Int, _ limit: Int) {
+        precondition(index >= 0 && index < limit, "Index \(index) is out of range for a List of \(limit) elements.")
+    }
+
+    /// Replaces the elements in `subrange` with `newElements` (the primitive every mutation uses).
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+        guard let managed else { values.replaceSubrange(subrange, with: newElements); return }
+        let elements = Array(newElements)  // a snapshot: newElements may be this very list
+        precondition(subrange.lowerBound >= 0 && subrange.upperBound <= count,
+                     "Range \(subrange) is out of bounds for List '\(managed.name)' of \(count) elements.")
+        managed.mutate { lattice, owner in
+            let store = store(lattice, owner)
+            try store.remove(subrange)
+            try store.insert(elements.map(managed.encode), at: subrange.lowerBound)
+        }
+    }
+
+    // Non-mutating forms of the collection mutators, so they work on a `let` list (it is a class).
+
+    /// Appends an element (an unmanaged object is added to the database).
+    public func append(_ element: Element) { replaceSubrange(endIndex..<endIndex, with: CollectionOfOne(element)) }
+    /// Appends elements.
+    public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
+        replaceSubrange(endIndex..<endIndex, with: Array(elements))
+    }
+    /// Inserts an element before `index`.
+    public func insert(_ element: Element, at index: Int) { replaceSubrange(index..<index, with: CollectionOfOne(element)) }
+    /// Inserts elements before `index`.
+    public func insert<C: Collection>(contentsOf elements: C, at index: Int) where C.Element == Element {
+        replaceSubrange(index..<index, with: elements)
+    }
+    /// Removes the element at `index` and returns it (an object is not deleted).
+    @discardableResult
+    public func remove(at index: Int) -> Element {
+        let element = self[index]
+        replaceSubrange(index..<index + 1, with: EmptyCollection())
+        return element
+    }
+    /// Removes the first `k` elements.
+    public func removeFirst(_ k: Int = 1) { replaceSubrange(0..<k, with: EmptyCollection()) }
+    /// Removes the last `k` elements.
+    public func removeLast(_ k: Int = 1) { replaceSubrange(count - k..<count, with: EmptyCollection()) }
+    /// Removes every element.
+    public func removeAll() { replaceSubrange(0..<count, with: EmptyCollection()) }
+    /// Removes the elements in `bounds`.
+    public func removeSubrange(_ bounds: Range<Int>) { replaceSubrange(bounds, with: EmptyCollection()) }
+    /// Replaces the element at `index`.
+    public func replace(index: Int, object: Element) { self[index] = object }
+
+    /// Exchanges the elements at `i` and `j`.
+    public func swapAt(_ i: Int, _ j: Int) {
+        guard i != j else { return }
+        let first = self[i]
+        self[i] = self[j]
+        self[j] = first
+    }
+
+    /// Moves the element at `from` so that it ends up at `to`.
+    public func move(from: Int, to: Int) {
+        guard from != to else { return }
+        let element = remove(at: from)
+        insert(element, at: to)
+    }
+
+    /// The first position of `element`: the same stored object for objects, an equal value for values.
+    public func index(of element: Element) -> Int? {
+        var needle: [UInt8] = []
+        if let object = element as? Object {
+            guard object._lattice != nil || managed == nil else { return nil }
+            if managed == nil { return values.firstIndex { ($0 as? Object) === object } }
+        }
+        element._latticeEncode(into: &needle)
+        if let managed {
+            return managed.read { lattice, owner in try store(lattice, owner).allPayloads().firstIndex(of: needle) }
+        }
+        return values.firstIndex { var p: [UInt8] = []; $0._latticeEncode(into: &p); return p == needle }
+    }
+
+    /// Elements in order (one pass over the list's chunks).
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        guard let managed else { return values.makeIterator() }
+        return managed.read { lattice, owner in
+            try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { Element._latticeElement($0, lattice) } }
+        }.makeIterator()
+    }
+
+    /// For example `List<Dog> [ [0] Dog { name = Rex } ]`.
+    public var description: String { describeCollection("List<\(Element.self)>", Array(self)) }
+}
+
+extension List: _Persistable {
+    /// The element type's.
+    public static var _latticeType: PropertyType { Element._latticeType }
+    /// Whether elements may be nil.
+    public static var _latticeIsOptional: Bool { Element._latticeIsOptional }
+    /// An empty unmanaged list.
+    public static var _latticeDefault: List { List() }
+    /// Lists have no record payload; their elements live in `l:` chunks.
+    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> List { List() }
+    /// No record payload.
+    public func _latticeEncode(into out: inout [UInt8]) {}
+    /// Not indexable.
+    public func _latticeKey(into out: inout [UInt8]) {}
+    /// A list, or an array whose elements all convert.
+    public static func _latticeCast(_ value: Any) -> List? {
+        if let list = value as? List { return list }
+        guard let array = value as? [Any] else { return nil }
+        let list = List()
+        for item in array {
+            guard let element = Element._latticeCast(item) else { return nil }
+            list.values.append(element)
+        }
+        return list
+    }
+    /// The collection itself.
+    public var _latticeAnyValue: Any? { self }
+    /// `.list`.
+    public static var _latticeCollection: CollectionKind? { .list }
+    /// The element class, for lists of objects.
+    public static var _latticeObjectType: Object.Type? { Element._latticeObjectType }
+    /// The managed list of the property.
+    public static func _latticeGet(_ owner: Object, column: Int) -> List {
+        List(managed: ManagedCollection(owner: owner, property: owner._info!.columns[column]))
+    }
+    /// Replaces the managed list's contents with `value`'s.
+    public static func _latticeSet(_ owner: Object, column: Int, _ value: List) {
+        let target = _latticeGet(owner, column: column)
+        target.replaceSubrange(0..<target.count, with: Array(value))
+    }
+    /// Stores this unmanaged list's elements as the new owner's list.
+    public func _latticeDidAdd(_ owner: Object, column: Int) throws {
+        let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
+        let store = ListStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        try store.removeAll()
+        try store.insert(values.map(managed.encode), at: 0)
+    }
+}
+
+/// `Name [ [0] element, ... ]`, one element a line (at most 100 shown).
+func describeCollection<E>(_ name: String, _ elements: [E]) -> String {
+    let shown = elements.prefix(100).enumerated().map { "\t[\($0.offset)] \($0.element)" }
+    let more = elements.count > 100 ? "\n\t... \(elements.count - 100) more" : ""
+    return "\(name) [\n" + shown.joined(separator: ",\n") + more + "\n]"
+}

@@ -1,0 +1,52 @@
+/// What a managed collection (List, MutableSet, Map, LinkingObjects) is bound to: a property of a
+/// managed object. Keeps the owner (and so the handle) alive, like a property would.
+struct ManagedCollection {
+    let owner: Object
+    let property: PropertyInfo
+
+    var lattice: Lattice { owner._lattice! }
+    var info: ClassInfo { owner._info! }
+    var name: String { "\(info.name).\(property.name)" }
+
+    /// The owner's key; stops with a message if the owner was deleted (collection accessors cannot throw).
+    var ownerKey: Int64 {
+        _ = owner.liveRecord(lattice)
+        return owner._key
+    }
+
+    /// Runs a read for a non-throwing accessor.
+    func read<R>(_ body: (Lattice, Int64) throws -> R) -> R {
+        let key = ownerKey
+        return lattice.reading("'\(name)'") { _ in try body(lattice, key) }
+    }
+
+    /// Runs a mutation: outside a write transaction it stops with a message; inside, a failure fails the
+    /// transaction at commit (collection mutators cannot throw).
+    func mutate(_ body: (Lattice, Int64) throws -> Void) {
+        lattice.requireWriteForSetter(info, property)
+        let key = ownerKey
+        lattice.recordingFailure { try body(lattice, key) }
+    }
+
+    /// The payload of an element, adding an unmanaged object element first.
+    func encode<E: _Persistable>(_ element: E) throws -> [UInt8] {
+        var payload: [UInt8] = []
+        try element._latticeEncode(into: &payload, adding: lattice)
+        try lattice.checkSize(info, property, payload)
+        return payload
+    }
+}
+
+/// Collections of Lattice: ``Results``, ``List``, ``MutableSet`` and ``LinkingObjects``. Aggregates and
+/// other shared behaviour are defined once on this protocol.
+public protocol LatticeCollection: Sequence, CustomStringConvertible {
+    /// The number of elements.
+    var count: Int { get }
+}
+
+extension LatticeCollection {
+    /// The elements, type-erased (for descriptions).
+    var anyElements: [Any] { map { $0 } }
+    /// For example `List<Dog>`.
+    var typeName: String { "\(type(of: self))" }
+}

@@ -1,0 +1,179 @@
+/// An unordered collection of unique objects or values (FEATURES R3).
+///
+/// Unmanaged, a plain in-memory set; managed, each insert, remove or membership test is one B-tree
+/// operation on the set's elements. Objects are unique by identity of the stored object, values by
+/// equality (`-0.0 == 0.0`).
+public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollection {
+    private var values: [Element] = []
+    let managed: ManagedCollection?
+
+    /// An empty, unmanaged set.
+    public init() { managed = nil }
+
+    init(managed: ManagedCollection) { self.managed = managed }
+
+    private func store(_ lattice: Lattice, _ owner: Int64) -> SetStore {
+        SetStore(lattice: lattice, property: managed!.property, owner: owner)
+    }
+
+    /// The set key of an element payload: the object key, or the value's index key (long keys are
+    /// shortened with a hash so they fit LMDB's key limit).
+    private static func elementKey(_ payload: [UInt8]) -> [UInt8] {
+        var key: [UInt8] = []
+        payload.withUnsafeBytes { bytes in
+            if Element._latticeObjectType != nil {
+                KeyCodec.appendInt(Int64._latticeDecode(bytes), to: &key)
+            } else {
+                Element.key(fromPayload: bytes, into: &key)
+            }
+        }
+        if key.count > FileLayout.maxIndexKey - 16 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in key { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            key.removeLast(key.count - (FileLayout.maxIndexKey - 24))
+            withUnsafeBytes(of: hash.bigEndian) { key.append(contentsOf: $0) }
+        }
+        return key
+    }
+
+    /// Whether the set belongs to a managed object.
+    public var isManaged: Bool { managed != nil }
+
+    /// The number of elements.
+    public var count: Int {
+        guard let managed else { return values.count }
+        return managed.read { try store($0, $1).count() }
+    }
+
+    /// Whether the set is empty.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Whether `element` is in the set.
+    public func contains(_ element: Element) -> Bool {
+        guard let managed else { return values.contains(element) }
+        if let object = element as? Object, object._lattice == nil { return false }
+        var payload: [UInt8] = []
+        element._latticeEncode(into: &payload)
+        return managed.read { try store($0, $1).contains(elementKey: MutableSet.elementKey(payload)) }
+    }
+
+    /// Adds `element` unless an equal one is there (an unmanaged object is added to the database).
+    public func insert(_ element: Element) {
+        guard let managed else {
+            if !values.contains(element) { values.append(element) }
+            return
+        }
+        managed.mutate { lattice, owner in
+            let payload = try managed.encode(element)
+            try store(lattice, owner).insert(elementKey: MutableSet.elementKey(payload), payload: payload)
+        }
+    }
+
+    /// Removes `element` if present (an object is not deleted).
+    public func remove(_ element: Element) {
+        guard let managed else { values.removeAll { $0 == element }; return }
+        if let object = element as? Object, object._lattice == nil { return }
+        managed.mutate { lattice, owner in
+            var payload: [UInt8] = []
+            element._latticeEncode(into: &payload)
+            try store(lattice, owner).remove(elementKey: MutableSet.elementKey(payload))
+        }
+    }
+
+    /// Removes every element.
+    public func removeAll() {
+        guard let managed else { values.removeAll(); return }
+        managed.mutate { try store($0, $1).removeAll() }
+    }
+
+    /// Inserts every element of `other`.
+    public func formUnion<S: Sequence>(_ other: S) where S.Element == Element {
+        for element in Array(other) { insert(element) }
+    }
+
+    /// Keeps only the elements also in `other`.
+    public func formIntersection<S: Sequence>(_ other: S) where S.Element == Element {
+        let keep = Array(other)
+        for element in Array(self) where !keep.contains(element) { remove(element) }
+    }
+
+    /// Removes the elements of `other`.
+    public func subtract<S: Sequence>(_ other: S) where S.Element == Element {
+        for element in Array(other) { remove(element) }
+    }
+
+    /// Whether every element is in `other`.
+    public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element {
+        let all = Array(other)
+        return allSatisfy { all.contains($0) }
+    }
+
+    /// Whether the set shares an element with `other`.
+    public func intersects<S: Sequence>(_ other: S) -> Bool where S.Element == Element {
+        other.contains { contains($0) }
+    }
+
+    /// The elements (in key order when managed).
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        guard let managed else { return values.makeIterator() }
+        return managed.read { lattice, owner in
+            try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { Element._latticeElement($0, lattice) } }
+        }.makeIterator()
+    }
+
+    /// For example `MutableSet<String> [ [0] a ]`.
+    public var description: String { describeCollection("MutableSet<\(Element.self)>", Array(self)) }
+}
+
+extension MutableSet: _Persistable {
+    /// The element type's.
+    public static var _latticeType: PropertyType { Element._latticeType }
+    /// Whether elements may be nil.
+    public static var _latticeIsOptional: Bool { Element._latticeIsOptional }
+    /// An empty unmanaged set.
+    public static var _latticeDefault: MutableSet { MutableSet() }
+    /// Sets have no record payload; their elements live in `s:` entries.
+    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> MutableSet { MutableSet() }
+    /// No record payload.
+    public func _latticeEncode(into out: inout [UInt8]) {}
+    /// Not indexable.
+    public func _latticeKey(into out: inout [UInt8]) {}
+    /// A set, or an array whose elements all convert.
+    public static func _latticeCast(_ value: Any) -> MutableSet? {
+        if let set = value as? MutableSet { return set }
+        guard let array = value as? [Any] else { return nil }
+        let set = MutableSet()
+        for item in array {
+            guard let element = Element._latticeCast(item) else { return nil }
+            set.insert(element)
+        }
+        return set
+    }
+    /// The collection itself.
+    public var _latticeAnyValue: Any? { self }
+    /// `.set`.
+    public static var _latticeCollection: CollectionKind? { .set }
+    /// The element class, for sets of objects.
+    public static var _latticeObjectType: Object.Type? { Element._latticeObjectType }
+    /// The managed set of the property.
+    public static func _latticeGet(_ owner: Object, column: Int) -> MutableSet {
+        MutableSet(managed: ManagedCollection(owner: owner, property: owner._info!.columns[column]))
+    }
+    /// Replaces the managed set's contents with `value`'s.
+    public static func _latticeSet(_ owner: Object, column: Int, _ value: MutableSet) {
+        let elements = Array(value)
+        let target = _latticeGet(owner, column: column)
+        target.removeAll()
+        target.formUnion(elements)
+    }
+    /// Stores this unmanaged set's elements as the new owner's set.
+    public func _latticeDidAdd(_ owner: Object, column: Int) throws {
+        let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
+        let store = SetStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        try store.removeAll()
+        for element in values {
+            let payload = try managed.encode(element)
+            try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload)
+        }
+    }
+}

@@ -1,0 +1,502 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+// The car-repair fixture of FEATURES.
+final class RPerson: Object {
+    @Persisted var name = ""
+}
+
+final class RepairShop: Object {
+    @Persisted var name = ""
+    @Persisted var contact: RPerson?
+    @Persisted(originProperty: "shop") var maintainedCars: LinkingObjects<Car>
+}
+
+final class Car: Object {
+    @Persisted var brand = ""
+    @Persisted var year = 0
+    @Persisted var owner: RPerson?
+    @Persisted var shop: RepairShop?
+    @Persisted var repairs: List<Repair>
+    @Persisted var plates: List<String>
+    @Persisted var checkups: List<Date>
+    @Persisted var stickers: List<String>
+}
+
+final class Repair: Object {
+    @Persisted var date = Date(timeIntervalSince1970: 0)
+    @Persisted var person: RPerson?
+}
+
+final class Sticker: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var text = ""
+}
+
+// Person/Dog of issue 3.
+final class Owner: Object {
+    @Persisted var name = ""
+    @Persisted var dogs: List<Pet>
+    @Persisted var nicknames: List<String>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var scores: Map<String, Double>
+    @Persisted var address: Address?
+    @Persisted var best: Pet?
+    @Persisted var friends: MutableSet<Pet>
+    @Persisted var petsByName: Map<String, Pet?>
+    @Persisted var optionals: List<Int?>
+    @Persisted var history: List<Address>
+}
+
+final class Pet: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: Owner?
+    @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Owner>
+    @Persisted(originProperty: "best") var fans: LinkingObjects<Owner>
+}
+
+final class Address: EmbeddedObject {
+    @Persisted var city = ""
+}
+
+final class RelationshipTests: XCTestCase {
+    var url: URL!
+    var config: Lattice.Configuration!
+
+    override func setUp() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("rel-\(UUID().uuidString).lattice")
+        config = Lattice.Configuration(fileURL: url, objectTypes: [RPerson.self, RepairShop.self, Car.self, Repair.self, Sticker.self,
+                                                                   Owner.self, Pet.self, Address.self])
+    }
+
+    override func tearDown() {
+        _ = try? Lattice.deleteFiles(for: config)
+    }
+
+    func open() throws -> Lattice { try Lattice(configuration: config) }
+
+    func testSchemaDescribesRelationships() throws {
+        let lattice = try open()
+        let owner = try XCTUnwrap(lattice.schema["Owner"])
+        XCTAssertEqual(owner["dogs"]?.collection, .list)
+        XCTAssertEqual(owner["dogs"]?.type, .object)
+        XCTAssertEqual(owner["dogs"]?.objectClassName, "Pet")
+        XCTAssertEqual(owner["tags"]?.collection, .set)
+        XCTAssertEqual(owner["scores"]?.collection, .map)
+        XCTAssertEqual(owner["scores"]?.type, .double)
+        XCTAssertEqual(owner["address"]?.objectClassName, "Address")
+        XCTAssertTrue(lattice.schema["Address"]!.isEmbedded)
+        let pet = try XCTUnwrap(lattice.schema["Pet"])
+        XCTAssertEqual(pet["walkers"]?.type, .linkingObjects)
+        XCTAssertEqual(pet["walkers"]?.originProperty, "dogs")
+        XCTAssertEqual(pet["walkers"]?.description, "walkers: LinkingObjects<Owner>.dogs")
+    }
+
+    func testCarRepairFixtureRoundTrip() throws {
+        let checkup = Date(timeIntervalSince1970: 1_700_000_000)
+        do {
+            let lattice = try open()
+            try lattice.write {
+                let ann = RPerson(); ann.name = "Ann"
+                let shop = RepairShop(); shop.name = "Fix-It"; shop.contact = ann
+                let car = Car(); car.brand = "Volvo"; car.year = 2020; car.owner = ann; car.shop = shop
+                let repair = Repair(); repair.date = checkup; repair.person = ann
+                car.repairs.append(repair)
+                car.plates.append(contentsOf: ["AB-123", "CD-456"])
+                car.checkups.append(checkup)
+                car.stickers.append(contentsOf: ["eco", "eco"])
+                let other = Car(); other.brand = "Saab"; other.shop = shop
+                try lattice.add(car)
+                try lattice.add(other)
+                try lattice.add(Sticker(value: ["id": "eco", "text": "Eco friendly"]))
+            }
+        }
+        let lattice = try open()
+        XCTAssertEqual(lattice.objects(RPerson.self).count, 1, "Ann was added once through several links")
+        XCTAssertEqual(lattice.objects(Car.self).count, 2)
+        let car = try XCTUnwrap(lattice.objects(Car.self).first { $0.brand == "Volvo" })
+        XCTAssertEqual(car.owner?.name, "Ann")
+        XCTAssertEqual(car.shop?.name, "Fix-It")
+        XCTAssertEqual(car.shop?.contact?.name, "Ann")
+        XCTAssertEqual(car.owner, car.shop?.contact, "the same stored object through two paths is ==")
+        XCTAssertEqual(Array(car.plates), ["AB-123", "CD-456"])
+        XCTAssertEqual(Array(car.stickers), ["eco", "eco"], "duplicates allowed")
+        XCTAssertEqual(Array(car.checkups), [checkup])
+        XCTAssertEqual(car.repairs.count, 1)
+        XCTAssertEqual(car.repairs[0].person?.name, "Ann")
+        let shop = try XCTUnwrap(car.shop)
+        XCTAssertEqual(Set(shop.maintainedCars.map(\.brand)), ["Volvo", "Saab"])
+        XCTAssertEqual(lattice.object(ofType: Sticker.self, forPrimaryKey: "eco")?.text, "Eco friendly")
+    }
+
+    func testDeletingTargetNullifiesLinksAndLeavesLists() throws {
+        let lattice = try open()
+        try lattice.write {
+            let ann = RPerson(); ann.name = "Ann"
+            let car = Car(); car.owner = ann
+            let repair = Repair(); repair.person = ann
+            car.repairs.append(repair)
+            car.repairs.append(repair)
+            try lattice.add(car)
+        }
+        let car = try XCTUnwrap(lattice.objects(Car.self).first)
+        XCTAssertEqual(car.repairs.count, 2)
+        try lattice.write { try lattice.delete(car.owner!) }
+        XCTAssertNil(car.owner)
+        XCTAssertNil(car.repairs[0].person)
+        XCTAssertEqual(lattice.objects(Repair.self).count, 1)
+        try lattice.write { try lattice.delete(car.repairs[0]) }
+        XCTAssertEqual(car.repairs.count, 0, "deleting an object removes every list entry of it")
+        try lattice.write { try lattice.delete(car) }
+        XCTAssertEqual(lattice.objects(Car.self).count, 0)
+        let reopened = try open()
+        XCTAssertEqual(reopened.objects(Car.self).count, 0)
+        XCTAssertEqual(reopened.objects(RPerson.self).count, 0)
+    }
+
+    func testDeletingSourceLeavesTarget() throws {
+        let lattice = try open()
+        try lattice.write {
+            let car = Car(); car.owner = RPerson()
+            try lattice.add(car)
+            try lattice.delete(car)
+        }
+        XCTAssertEqual(lattice.objects(RPerson.self).count, 1)
+    }
+
+    func testCyclesAreAddedOnce() throws {
+        let lattice = try open()
+        try lattice.write {
+            let a = Owner(); a.name = "a"
+            let dog = Pet(); dog.name = "d"; dog.owner = a
+            a.dogs.append(dog)
+            a.best = dog
+            try lattice.add(a)
+        }
+        XCTAssertEqual(lattice.objects(Owner.self).count, 1)
+        XCTAssertEqual(lattice.objects(Pet.self).count, 1)
+        let dog = try XCTUnwrap(lattice.objects(Pet.self).first)
+        XCTAssertEqual(dog.owner?.name, "a")
+        XCTAssertEqual(dog.owner?.best, dog)
+        XCTAssertEqual(dog.walkers.map(\.name), ["a"])
+        XCTAssertEqual(dog.fans.count, 1)
+    }
+
+    func testListOperations() throws {
+        let lattice = try open()
+        let owner = Owner()
+        owner.nicknames.append(contentsOf: ["a", "b", "c"])  // unmanaged list before add
+        XCTAssertEqual(owner.nicknames.count, 3)
+        try lattice.write { try lattice.add(owner) }
+        let list = owner.nicknames
+        XCTAssertTrue(list.isManaged)
+        try lattice.write {
+            list.insert("x", at: 1)                 // a x b c
+            list.insert(contentsOf: ["y", "z"], at: 0) // y z a x b c
+            list.move(from: 0, to: 5)               // z a x b c y
+            list.swapAt(0, 1)                       // a z x b c y
+            list.remove(at: 2)                      // a z b c y
+            list.removeFirst()                      // z b c y
+            list.removeLast()                       // z b c
+            list.replace(index: 0, object: "q")     // q b c
+            list[2] = "w"                           // q b w
+            list.removeSubrange(1..<2)              // q w
+        }
+        XCTAssertEqual(Array(list), ["q", "w"])
+        XCTAssertEqual(list.first, "q")
+        XCTAssertEqual(list.last, "w")
+        XCTAssertEqual(list.index(of: "w"), 1)
+        XCTAssertNil(list.index(of: "nope"))
+        try lattice.write { list.removeAll() }
+        XCTAssertTrue(list.isEmpty)
+        try lattice.write { owner.nicknames = { let l = List<String>(); l.append("new"); return l }() }
+        XCTAssertEqual(Array(try open().objects(Owner.self).first!.nicknames), ["new"])
+    }
+
+    func testListsOfOptionalsAndObjectsWithDuplicates() throws {
+        let lattice = try open()
+        let owner = Owner()
+        let rex = Pet(); rex.name = "Rex"
+        try lattice.write {
+            owner.optionals.append(contentsOf: [1, nil, 3])
+            owner.dogs.append(rex)
+            owner.dogs.append(rex)
+            try lattice.add(owner)
+        }
+        XCTAssertEqual(Array(owner.optionals), [1, nil, 3])
+        XCTAssertEqual(owner.dogs.count, 2)
+        XCTAssertEqual(owner.dogs[0], owner.dogs[1])
+        XCTAssertEqual(rex.walkers.count, 2, "an object twice in a list links twice")
+        try lattice.write { owner.dogs.remove(at: 0) }
+        XCTAssertEqual(rex.walkers.count, 1)
+        XCTAssertEqual(lattice.objects(Pet.self).count, 1, "removing from a list does not delete")
+        try lattice.write { owner.optionals[1] = 2 }
+        XCTAssertEqual(Array(try open().objects(Owner.self).first!.optionals), [1, 2, 3])
+    }
+
+    func testLargeListAndBacklinks() throws {
+        let lattice = try open()
+        let owner = Owner()
+        try lattice.write {
+            try lattice.add(owner)
+            owner.nicknames.append(contentsOf: (0..<100_000).map { "n\($0)" })
+        }
+        XCTAssertEqual(owner.nicknames.count, 100_000)
+        XCTAssertEqual(owner.nicknames[99_999], "n99999")
+        XCTAssertEqual(owner.nicknames[50_000], "n50000")
+        try lattice.write {
+            owner.nicknames.append("last")
+            owner.nicknames.remove(at: 0)
+            owner.nicknames.insert("mid", at: 50_000)
+        }
+        let reopened = try open()
+        let list = try XCTUnwrap(reopened.objects(Owner.self).first).nicknames
+        XCTAssertEqual(list.count, 100_001)
+        XCTAssertEqual(list[0], "n1")
+        XCTAssertEqual(list[50_000], "mid")
+        XCTAssertEqual(list[100_000], "last")
+        XCTAssertEqual(Array(list).count, 100_001)
+
+        let target = Pet()
+        try lattice.write {
+            for i in 0..<10_000 {
+                let o = Owner(); o.name = "o\(i)"; o.best = target
+                try lattice.add(o)
+            }
+        }
+        XCTAssertEqual(target.fans.count, 10_000)
+        XCTAssertEqual(Set(target.fans.map(\.name)).count, 10_000)
+        try lattice.write { try lattice.delete(target) }
+        XCTAssertTrue(lattice.objects(Owner.self).allSatisfy { $0.best == nil })
+    }
+
+    func testMutableSet() throws {
+        let lattice = try open()
+        let owner = Owner()
+        owner.tags.insert("a")
+        owner.tags.insert("a")
+        XCTAssertEqual(owner.tags.count, 1)
+        try lattice.write { try lattice.add(owner) }
+        let tags = owner.tags
+        try lattice.write {
+            tags.insert("b")
+            tags.insert("b")
+            tags.formUnion(["c", "d"])
+            tags.remove("a")
+        }
+        XCTAssertEqual(Set(tags), ["b", "c", "d"])
+        XCTAssertTrue(tags.contains("c"))
+        try lattice.write { tags.formIntersection(["c", "d", "e"]) }
+        XCTAssertEqual(Set(tags), ["c", "d"])
+        try lattice.write { tags.subtract(["c"]) }
+        XCTAssertEqual(Set(try open().objects(Owner.self).first!.tags), ["d"])
+
+        let rex = Pet()
+        try lattice.write {
+            owner.friends.insert(rex)
+            owner.friends.insert(rex)
+        }
+        XCTAssertEqual(owner.friends.count, 1)
+        try lattice.write { try lattice.delete(rex) }
+        XCTAssertEqual(owner.friends.count, 0, "deleting an object removes it from sets")
+    }
+
+    func testMap() throws {
+        let lattice = try open()
+        let owner = Owner()
+        owner.scores["math"] = 1.5
+        try lattice.write { try lattice.add(owner) }
+        try lattice.write {
+            owner.scores["art"] = 2.5
+            owner.scores["math"] = 3.0
+        }
+        XCTAssertEqual(owner.scores["math"], 3.0)
+        XCTAssertEqual(owner.scores.count, 2)
+        XCTAssertEqual(owner.scores.keys, ["art", "math"])
+        try lattice.write { owner.scores["art"] = nil }
+        XCTAssertNil(owner.scores["art"])
+        XCTAssertEqual(Array(try open().objects(Owner.self).first!.scores.map(\.key)), ["math"])
+
+        let rex = Pet(); rex.name = "Rex"
+        try lattice.write { owner.petsByName["rex"] = rex }
+        XCTAssertEqual(owner.petsByName["rex"]??.name, "Rex")
+        try lattice.write { try lattice.delete(rex) }
+        XCTAssertEqual(owner.petsByName.count, 1, "the key stays")
+        XCTAssertEqual(owner.petsByName.keys, ["rex"])
+        XCTAssertNil(owner.petsByName["rex"]!, "with nil")
+    }
+
+    func testEmbeddedObjects() throws {
+        let lattice = try open()
+        let owner = Owner()
+        owner.address = Address(); owner.address?.city = "Oslo"
+        owner.history.append({ let a = Address(); a.city = "Rome"; return a }())
+        try lattice.write { try lattice.add(owner) }
+        XCTAssertEqual(owner.address?.city, "Oslo")
+        XCTAssertEqual(owner.history.first?.city, "Rome")
+        XCTAssertEqual(lattice.objects(Address.self).count, 0, "embedded objects are not queried on their own")
+        try lattice.write { owner.address = { let a = Address(); a.city = "Paris"; return a }() }
+        XCTAssertEqual(owner.address?.city, "Paris")
+        // Only the new embedded object remains (the old one was deleted with its slot).
+        let addresses = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsDBI) }
+        XCTAssertEqual(addresses, 2)
+        let other = Owner()
+        try lattice.beginWrite()
+        try lattice.add(other)
+        other.address = owner.address
+        XCTAssertThrowsError(try lattice.commitWrite()) { error in
+            guard case LatticeError.embeddedObject = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try lattice.write { try lattice.add(Address()) })
+        try lattice.write { try lattice.delete(owner) }
+        let left = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsDBI) }
+        XCTAssertEqual(left, 0, "embedded objects are deleted with their parent")
+    }
+
+    func testLinkErrors() throws {
+        let lattice = try open()
+        let otherURL = FileManager.default.temporaryDirectory.appendingPathComponent("rel-other-\(UUID().uuidString).lattice")
+        var otherConfig = config!
+        otherConfig.fileURL = otherURL
+        defer { _ = try? Lattice.deleteFiles(for: otherConfig) }
+        let other = try Lattice(configuration: otherConfig)
+        let foreign = RPerson()
+        try other.write { try other.add(foreign) }
+        let car = Car()
+        car.owner = foreign
+        XCTAssertThrowsError(try lattice.write { try lattice.add(car) }) { error in
+            XCTAssertEqual(error as? LatticeError, .objectFromAnotherLattice(className: "RPerson"))
+        }
+        XCTAssertEqual(lattice.objects(Car.self).count, 0, "nothing of the failed write is kept")
+    }
+
+    func testAggregates() throws {
+        let lattice = try open()
+        let owner = Owner()
+        for (i, name) in ["a", "b", "c"].enumerated() {
+            let p = Pet(); p.name = name; p.age = (i + 1) * 10
+            owner.dogs.append(p)
+        }
+        try lattice.write { try lattice.add(owner) }
+        XCTAssertEqual(try owner.dogs.min(ofProperty: "age") as Int?, 10)
+        XCTAssertEqual(try owner.dogs.max(ofProperty: "age") as Int?, 30)
+        XCTAssertEqual(try owner.dogs.sum(ofProperty: "age") as Int, 60)
+        XCTAssertEqual(try owner.dogs.average(ofProperty: "age"), 20)
+        XCTAssertThrowsError(try owner.dogs.sum(ofProperty: "name") as Int) { error in
+            guard case LatticeError.wrongType(_, "name", _, _) = error else { return XCTFail("\(error)") }
+        }
+        try lattice.write { owner.optionals.append(contentsOf: [1, 2, 6]) }
+        let values = List<Double>(); values.append(contentsOf: [1, 2, 3])
+        XCTAssertEqual(values.sum(), 6)
+        XCTAssertEqual(values.average(), 2)
+        XCTAssertEqual(values.min(), 1)
+        XCTAssertEqual(values.max(), 3)
+    }
+
+    func testDescriptions() throws {
+        let lattice = try open()
+        let owner = Owner(); owner.name = "Ann"
+        let rex = Pet(); rex.name = "Rex"
+        owner.dogs.append(rex)
+        try lattice.write { try lattice.add(owner) }
+        XCTAssertTrue(owner.dogs.description.hasPrefix("List<Pet> [\n\t[0] Pet { name = Rex"), owner.dogs.description)
+    }
+}
+
+final class RelationshipMoreTests: XCTestCase {
+    func makeConfig() -> Lattice.Configuration {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rel2-\(UUID().uuidString).lattice")
+        return Lattice.Configuration(fileURL: url, objectTypes: [RPerson.self, RepairShop.self, Car.self, Repair.self, Sticker.self,
+                                                                 Owner.self, Pet.self, Address.self])
+    }
+
+    func testDescriptionsFollowLinksOneLevelAndSurviveCycles() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        let lattice = try Lattice(configuration: config)
+        let owner = Owner(); owner.name = "Ann"
+        let rex = Pet(); rex.name = "Rex"; rex.owner = owner
+        owner.dogs.append(rex)
+        owner.best = rex
+        XCTAssertTrue(rex.description.contains("owner = Owner {...}"), rex.description)  // unmanaged cycle
+        try lattice.write { try lattice.add(owner) }
+        XCTAssertTrue(rex.description.hasPrefix("Pet { name = Rex; age = 0; owner = Owner {...}; walkers = LinkingObjects<Owner> [Owner {...}]"),
+                      rex.description)
+        XCTAssertTrue(owner.description.contains("dogs = List<Pet> [Pet {...}]"), owner.description)
+    }
+
+    func testCreateWithNestedValuesBuildsLinksAndLists() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        let lattice = try Lattice(configuration: config)
+        try lattice.write {
+            try lattice.create(Car.self, value: ["brand": "Volvo", "owner": ["name": "Ann"], "plates": ["A", "B"],
+                                                 "repairs": [["person": ["name": "Bo"]]]])
+        }
+        let car = try XCTUnwrap(lattice.objects(Car.self).first)
+        XCTAssertEqual(car.owner?.name, "Ann")
+        XCTAssertEqual(Array(car.plates), ["A", "B"])
+        XCTAssertEqual(car.repairs.first?.person?.name, "Bo")
+        XCTAssertEqual(lattice.objects(RPerson.self).count, 2)
+    }
+
+    func testAddReachesThroughSetsAndMaps() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        let lattice = try Lattice(configuration: config)
+        let owner = Owner()
+        owner.friends.insert(Pet())
+        owner.petsByName["x"] = Pet()
+        try lattice.write { try lattice.add(owner) }
+        XCTAssertEqual(lattice.objects(Pet.self).count, 2)
+        let reopened = try Lattice(configuration: config)
+        let again = try XCTUnwrap(reopened.objects(Owner.self).first)
+        XCTAssertEqual(again.friends.count, 1)
+        XCTAssertNotNil(again.petsByName["x"] ?? nil)
+    }
+
+    func testDeletingAListsObjects() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        let lattice = try Lattice(configuration: config)
+        let owner = Owner()
+        for i in 0..<5 { let p = Pet(); p.age = i; owner.dogs.append(p) }
+        try lattice.write { try lattice.add(owner) }
+        try lattice.write { try lattice.delete(owner.dogs) }
+        XCTAssertEqual(owner.dogs.count, 0)
+        XCTAssertEqual(lattice.objects(Pet.self).count, 0)
+    }
+
+    func testManagedListOutsideWriteAndWrongFileFailTheTransaction() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        let lattice = try Lattice(configuration: config)
+        var otherConfig = makeConfig()
+        otherConfig.fileURL = otherConfig.fileURL!.deletingLastPathComponent().appendingPathComponent("rel2-o-\(UUID().uuidString).lattice")
+        defer { _ = try? Lattice.deleteFiles(for: otherConfig) }
+        let other = try Lattice(configuration: otherConfig)
+        let foreign = Pet()
+        try other.write { try other.add(foreign) }
+        let owner = Owner()
+        try lattice.write { try lattice.add(owner) }
+        XCTAssertThrowsError(try lattice.write { owner.dogs.append(foreign) }) { error in
+            XCTAssertEqual(error as? LatticeError, .objectFromAnotherLattice(className: "Pet"))
+        }
+        XCTAssertEqual(owner.dogs.count, 0, "the failed transaction was rolled back")
+    }
+
+    func testInvalidSchemas() throws {
+        final class BadLink: Object { @Persisted var target: Pet? }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rel-bad-\(UUID().uuidString).lattice")
+        XCTAssertThrowsError(try Lattice(configuration: .init(fileURL: url, objectTypes: [BadLink.self]))) { error in
+            guard case let LatticeError.invalidSchema(className, reason) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(className, "BadLink")
+            XCTAssertTrue(reason.contains("'Pet'"), reason)
+        }
+        final class BadOrigin: Object { @Persisted(originProperty: "nope") var back: LinkingObjects<Pet> }
+        XCTAssertThrowsError(try Lattice(configuration: .init(fileURL: url, objectTypes: [BadOrigin.self, Pet.self, Owner.self, Address.self])))
+        _ = try? Lattice.deleteFiles(for: .init(fileURL: url))
+    }
+}
