@@ -293,7 +293,7 @@ final class ModelTests: XCTestCase {
         let scenarios = [
             ("setter", "Cannot set 'ModelDog.name' outside a write transaction"),
             ("deleted", "The 'ModelDog' object has been deleted or invalidated."),
-            ("readOnly", "Cannot set 'ModelDog.age' outside a write transaction"),
+            ("readOnly", "was opened read-only; setting 'ModelDog.age' is not allowed"),
         ]
         for (scenario, expected) in scenarios {
             let process = Process()

@@ -389,7 +389,7 @@ final class WriteTests: XCTestCase {
             assertLatticeError(try lattice.write { try lattice.delete(foreign) },
                                .objectFromAnotherLattice(className: "FixtureItem"))
             assertLatticeError(try lattice.write { try lattice.delete(FixtureItem()) },
-                               .objectFromAnotherLattice(className: "FixtureItem"))
+                               .objectNotManaged(className: "FixtureItem", operation: "delete(_:)"))
             XCTAssertFalse(foreign.isInvalidated)
 
             let inMemory = try Lattice(configuration: .init(inMemoryIdentifier: "write-\(UUID())", objectTypes: types))

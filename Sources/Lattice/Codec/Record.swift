@@ -1,7 +1,9 @@
 /// The binary record of one object (see the *File Format* article).
 ///
 /// ```
-/// header   u8      high nibble: record format (1); low nibble: offset width code (0: 1 byte, 1: 2, 2: 4)
+/// header   u8      high nibble: record format (1); low nibble: bits 0-1 offset width code
+///                  (0: 1 byte, 1: 2, 2: 4), bit 2 set when a stamp follows
+/// stamp    varint  (optional) creation stamp: tells a re-created object from a deleted one with the same key
 /// count    varint  number of property payloads n
 /// ends     n × width little-endian end offsets of each payload, relative to the payload area
 /// payloads the property values in schema order, each in its type's encoding
@@ -10,14 +12,17 @@
 enum Record {
     static let format: UInt8 = 1
 
-    /// Assembles a record from concatenated payloads and their end offsets.
-    static func assemble(payloads: [UInt8], ends: [Int], into out: inout [UInt8]) {
+    static let stampFlag: UInt8 = 0b100
+
+    /// Assembles a record from concatenated payloads and their end offsets; `stamp` 0 means none.
+    static func assemble(payloads: [UInt8], ends: [Int], stamp: UInt64 = 0, into out: inout [UInt8]) {
         let total = payloads.count
         let width = total <= 0xFF ? 1 : total <= 0xFFFF ? 2 : 4
         let code: UInt8 = width == 1 ? 0 : width == 2 ? 1 : 2
         out.removeAll(keepingCapacity: true)
-        out.reserveCapacity(2 + ends.count * width + total)
-        out.append(format << 4 | code)
+        out.reserveCapacity(12 + ends.count * width + total)
+        out.append(format << 4 | code | (stamp == 0 ? 0 : stampFlag))
+        if stamp != 0 { Varint.append(stamp, to: &out) }
         Varint.append(UInt64(ends.count), to: &out)
         for end in ends {
             var e = UInt32(end)
@@ -34,6 +39,8 @@ enum Record {
 struct RecordView {
     let bytes: UnsafeRawBufferPointer
     let count: Int
+    /// The creation stamp, 0 when the record has none.
+    let stamp: UInt64
     private let width: Int
     private let table: Int
     private let payloadStart: Int
@@ -42,9 +49,10 @@ struct RecordView {
     @inline(__always)
     init?(_ bytes: UnsafeRawBufferPointer) {
         guard let header = bytes.first, header >> 4 == Record.format else { return nil }
-        let code = Int(header & 0x0F)
-        guard code <= 2 else { return nil }
+        let code = Int(header & 0b11)
+        guard code <= 2, header & 0b1000 == 0 else { return nil }
         var at = 1
+        stamp = header & Record.stampFlag != 0 ? Varint.read(bytes, &at) : 0
         let n = Int(truncatingIfNeeded: Varint.read(bytes, &at))
         let width = 1 << code
         guard n >= 0, n <= (bytes.count - at) / width else { return nil }

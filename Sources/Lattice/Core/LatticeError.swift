@@ -36,6 +36,8 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case objectFromAnotherLattice(className: String)
     /// The object has been deleted, or its handle was invalidated.
     case objectInvalidated(className: String)
+    /// An operation that needs a managed object was given an unmanaged one.
+    case objectNotManaged(className: String, operation: String)
     /// The class is not part of this handle's schema.
     case classNotInSchema(className: String)
     /// A write operation was attempted outside a write transaction.
@@ -89,6 +91,8 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "This '\(className)' object is managed by a different database."
         case let .objectInvalidated(className):
             return "The '\(className)' object has been deleted or invalidated."
+        case let .objectNotManaged(className, operation):
+            return "\(operation) needs a managed object, but this '\(className)' object was never added."
         case let .classNotInSchema(className):
             return "'\(className)' is not in this database's schema (add it to Configuration.objectTypes)."
         case let .notInWriteTransaction(operation):

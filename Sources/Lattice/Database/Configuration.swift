@@ -52,7 +52,8 @@ extension Lattice {
         public var encryptionKey: Data?
         /// The memory map's starting size in bytes; it doubles whenever a write needs more.
         public var initialMapSize: Int
-        /// The most concurrent read snapshots across all processes (LMDB reader slots).
+        /// The most concurrent read snapshots across all processes (LMDB reader slots; each open handle
+        /// holds one from its first read until it is closed). Fixed by the first process to open the file.
         public var maxReaders: UInt32
 
         /// Creates a configuration. `inMemoryIdentifier`, when given, wins over `fileURL`.
@@ -68,7 +69,7 @@ extension Lattice {
             objectTypes: [Object.Type]? = nil,
             encryptionKey: Data? = nil,
             initialMapSize: Int = 8 << 20,
-            maxReaders: UInt32 = 126
+            maxReaders: UInt32 = 1022
         ) {
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier

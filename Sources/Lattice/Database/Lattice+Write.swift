@@ -130,15 +130,24 @@ extension Lattice {
         _ = try addObject(object, update: update, embedded: false)
     }
 
+    /// The key of a managed object of this file, checked to exist in this handle's view. An object of
+    /// another handle on the same file is fine: only its key is used, never its cached state.
+    func existingKey(of object: Object) throws -> Int64 {
+        let name = object._info?.name ?? "\(type(of: object))"
+        guard let owner = object._lattice, owner.env === env, let info = object._info else {
+            throw LatticeError.objectFromAnotherLattice(className: name)
+        }
+        guard object._epoch == owner.epoch, let record = try fetchRecord(info, key: object._key),
+              object._stamp == 0 || record.stamp == object._stamp else {
+            throw LatticeError.objectInvalidated(className: name)
+        }
+        return object._key
+    }
+
     /// Adds `object` and what it reaches; returns its key.
     func addObject(_ object: Object, update: UpdatePolicy, embedded: Bool) throws -> Int64 {
         let txn = try requireWrite("add(_:)")
-        if let owner = object._lattice {
-            let name = object._info?.name ?? "\(type(of: object))"
-            guard owner.env === env else { throw LatticeError.objectFromAnotherLattice(className: name) }
-            if try object.currentRecord(self) == nil { throw LatticeError.objectInvalidated(className: name) }
-            return object._key
-        }
+        if object._lattice != nil { return try existingKey(of: object) }
         if let key = adding[ObjectIdentifier(object)] { return key }
         let info = try requireClass(type(of: object))
         if info.schema.isEmbedded && !embedded {
@@ -171,9 +180,12 @@ extension Lattice {
             adding[ObjectIdentifier(object)] = nil
             addPolicy = outerPolicy
         }
-        let record = try encode(object, info)
+        // Integer primary keys are reused as object keys, so a new object gets a fresh stamp; an
+        // updated one keeps its own.
+        let stamp = info.keyedByPrimaryKey ? try old.map { $0.stamp } ?? UInt64(nextKey(info, txn)) : 0
+        let record = try encode(object, info, stamp: stamp)
         try store(info, key: key, record: record, old: old, txn)
-        object.attach(to: self, info: info, key: key, record: nil)
+        object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
         for p in info.columns where p.property.collection != nil {
             try p.accessor.didAdd(at: base + p.offset, owner: object, column: p.column)
         }
@@ -233,10 +245,11 @@ extension Lattice {
     public func delete(_ object: Object) throws {
         _ = try requireWrite("delete(_:)")
         let name = object._info?.name ?? "\(type(of: object))"
-        guard let owner = object._lattice, owner.env === env, let info = object._info else {
-            throw LatticeError.objectFromAnotherLattice(className: name)
+        guard object._lattice != nil, let info = object._info else {
+            throw LatticeError.objectNotManaged(className: name, operation: "delete(_:)")
         }
-        guard let old = try object.currentRecord(self) else { throw LatticeError.objectInvalidated(className: name) }
+        _ = try existingKey(of: object)
+        guard let old = try fetchRecord(info, key: object._key) else { throw LatticeError.objectInvalidated(className: name) }
         if info.schema.isEmbedded {
             throw LatticeError.embeddedObject(className: name, reason: "it is deleted by clearing its parent's property or deleting the parent.")
         }
@@ -377,7 +390,7 @@ extension Lattice {
     }
 
     /// The record of an unmanaged object.
-    private func encode(_ object: Object, _ info: ClassInfo) throws -> [UInt8] {
+    private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64) throws -> [UInt8] {
         var payloads: [UInt8] = []
         var ends: [Int] = []
         ends.reserveCapacity(info.columns.count)
@@ -393,7 +406,7 @@ extension Lattice {
             ends.append(payloads.count)
         }
         var record: [UInt8] = []
-        Record.assemble(payloads: payloads, ends: ends, into: &record)
+        Record.assemble(payloads: payloads, ends: ends, stamp: stamp, into: &record)
         return record
     }
 
@@ -420,7 +433,7 @@ extension Lattice {
             ends.append(payloads.count)
         }
         var record: [UInt8] = []
-        Record.assemble(payloads: payloads, ends: ends, into: &record)
+        Record.assemble(payloads: payloads, ends: ends, stamp: view?.stamp ?? 0, into: &record)
         return record
     }
 

@@ -70,7 +70,8 @@ public final class Lattice {
             temporary: configuration.inMemoryIdentifier != nil,
             initialMapSize: max(configuration.initialMapSize, 64 << 10),
             maxReaders: configuration.maxReaders,
-            maxDatabases: UInt32(databases.count + 16))
+            // The first handle of the process fixes the limit: leave room for handles with more classes.
+            maxDatabases: UInt32(max(databases.count * 2, 128)))
         let env = try Environment.acquire(path: path, options: options)
         do {
             let (stored, dbis) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
@@ -218,7 +219,9 @@ public final class Lattice {
         let schema = stored?.schema ?? declared
         if writable && (stored == nil || stored!.version != configuration.schemaVersion) {
             let meta = dbis[FileLayout.meta]!
-            let json = try JSONEncoder().encode(schema)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]  // the same schema always stores the same bytes
+            let json = try encoder.encode(schema)
             try env.withWriteTransaction { txn in
                 var format: [UInt8] = []
                 appendLE(FileLayout.formatVersion, to: &format)

@@ -20,6 +20,9 @@ open class Object: CustomStringConvertible, Hashable {
     final var _generation: UInt64 = 0
     /// The handle's invalidation epoch when this object was attached.
     final var _epoch: UInt64 = 0
+    /// The creation stamp of the stored object this instance stands for (0: not known yet or none):
+    /// a record with another stamp under the same key is a different, re-created object.
+    final var _stamp: UInt64 = 0
 
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {}
@@ -45,6 +48,12 @@ open class Object: CustomStringConvertible, Hashable {
         if _epoch != lattice.epoch { return nil }
         if _generation == lattice.generation, let record = _record { return record }
         guard let info = _info, let record = try lattice.fetchRecord(info, key: _key) else { return nil }
+        let stamp = record.stamp
+        if _stamp == 0 {
+            _stamp = stamp
+        } else if stamp != _stamp {
+            return nil
+        }
         _record = record
         _generation = lattice.generation
         return record
@@ -80,10 +89,11 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     /// Binds this (new or just-added) instance to a stored object.
-    final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, record: RecordBuffer?) {
+    final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, record: RecordBuffer?, stamp: UInt64 = 0) {
         _lattice = lattice
         _info = info
         _key = key
+        _stamp = record?.stamp ?? stamp
         _epoch = lattice.epoch
         _record = record
         _generation = record == nil ? 0 : lattice.generation

@@ -19,4 +19,7 @@ final class RecordBuffer: ManagedBuffer<Int, UInt8> {
             try body(UnsafeRawBufferPointer(start: elements, count: count.pointee))
         }
     }
+
+    /// The record's creation stamp (0: none).
+    var stamp: UInt64 { withBytes { RecordView($0)?.stamp ?? 0 } }
 }

@@ -69,13 +69,8 @@ extension Lattice {
     /// The key to store for a link to `target`, adding `target` (and what it reaches) when unmanaged.
     func linkTarget(_ target: Object) throws -> Int64 {
         let info = try requireClass(type(of: target))
-        if let owner = target._lattice {
-            guard owner.env === env else { throw LatticeError.objectFromAnotherLattice(className: info.name) }
-            guard try fetchRecord(info, key: target._key) != nil else { throw LatticeError.objectInvalidated(className: info.name) }
-            if info.schema.isEmbedded {
-                throw LatticeError.embeddedObject(className: info.name, reason: "it already has a parent; assign a new unmanaged object instead.")
-            }
-            return target._key
+        if target._lattice != nil && info.schema.isEmbedded {
+            throw LatticeError.embeddedObject(className: info.name, reason: "it already has a parent; assign a new unmanaged object instead.")
         }
         return try addObject(target, update: addPolicy, embedded: info.schema.isEmbedded)
     }

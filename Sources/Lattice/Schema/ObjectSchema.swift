@@ -40,17 +40,6 @@ public struct Property: Sendable, Equatable, Codable, CustomStringConvertible {
         self.originProperty = originProperty
     }
 
-    /// The type as the schema-difference messages name it, e.g. `int`, `array<Dog>`, `Dog`.
-    var typeName: String {
-        let element = objectClassName ?? type.rawValue
-        switch collection {
-        case .list?: return "array<\(element)>"
-        case .set?: return "set<\(element)>"
-        case .map?: return "dictionary<string, \(element)>"
-        case nil: return type == .linkingObjects ? "linking objects<\(element)>" : element
-        }
-    }
-
     /// Whether the property stores links to objects (to-one, or a collection of objects).
     var linksObjects: Bool { type == .object }
 
@@ -58,16 +47,19 @@ public struct Property: Sendable, Equatable, Codable, CustomStringConvertible {
     public var description: String {
         var flags: [String] = []
         if isPrimaryKey { flags.append("primary key") } else if isIndexed { flags.append("indexed") }
-        let element = (objectClassName ?? "\(type)") + (isOptional ? "?" : "")
-        let shown: String
+        return "\(name): \(typeName(withOptionality: true))" + (flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))")
+    }
+
+    /// The type as Swift spells it: `Int`, `String?`, `List<Dog>`, `Map<String, Double>`.
+    func typeName(withOptionality: Bool) -> String {
+        let element = (objectClassName ?? "\(type)") + (withOptionality && isOptional ? "?" : "")
         switch (collection, type) {
-        case (.list?, _): shown = "List<\(element)>"
-        case (.set?, _): shown = "MutableSet<\(element)>"
-        case (.map?, _): shown = "Map<String, \(element)>"
-        case (nil, .linkingObjects): shown = "LinkingObjects<\(objectClassName ?? "?")>.\(originProperty ?? "?")"
-        default: shown = element
+        case (.list?, _): return "List<\(element)>"
+        case (.set?, _): return "MutableSet<\(element)>"
+        case (.map?, _): return "Map<String, \(element)>"
+        case (nil, .linkingObjects): return "LinkingObjects<\(objectClassName ?? "?")>.\(originProperty ?? "?")"
+        default: return element
         }
-        return "\(name): \(shown)" + (flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))")
     }
 }
 
@@ -225,7 +217,8 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
                 }
                 if o.type != p.type || o.collection != p.collection || o.objectClassName != p.objectClassName
                     || o.originProperty != p.originProperty {
-                    out.append("Property '\(name).\(p.name)' has been changed from '\(o.typeName)' to '\(p.typeName)'.")
+                    out.append("Property '\(name).\(p.name)' has been changed from '\(o.typeName(withOptionality: false))' to "
+                        + "'\(p.typeName(withOptionality: false))'.")
                 }
                 if o.isOptional != p.isOptional {
                     out.append("Property '\(name).\(p.name)' has been made \(p.isOptional ? "optional" : "required").")

@@ -11,7 +11,7 @@ struct EnvironmentOptions: Sendable {
     /// In-memory stores live in unlinked temporary files and never sync.
     var temporary = false
     var initialMapSize = 8 << 20
-    var maxReaders: UInt32 = 126
+    var maxReaders: UInt32 = 1022
     var maxDatabases: UInt32 = 64
 }
 
