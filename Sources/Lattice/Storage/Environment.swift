@@ -192,6 +192,11 @@ final class Environment: @unchecked Sendable {
     }
 
     /// Doubles the map. Called by the writer with no LMDB write transaction active.
+    ///
+    /// LMDB asks for no active transaction at all here; read snapshots of other handles may stay open
+    /// because a read transaction keeps no pointer into the map between calls (pages are found from
+    /// `me_map` on every access) and every read operation holds `remapLock` shared, so none is under way
+    /// (MapGrowthConcurrencyTests exercises this with reader threads).
     func growMap() throws {
         pthread_rwlock_wrlock(remapLock)
         defer { pthread_rwlock_unlock(remapLock) }

@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+import XCTest
+@testable import Lattice
+
+final class GrowthItem: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var payload = ""
+    @Persisted var tags: List<String>
+}
+
+/// Growing the map re-maps the file while other threads of the process read through their own handles
+/// (the remap lock must keep every reader out of the old mapping).
+final class MapGrowthConcurrencyTests: XCTestCase {
+    func testReadersOnOtherThreadsSurviveGrowth() throws {
+        let db = makeTempDatabase("growth")
+        let config = db.configuration([GrowthItem.self], initialMapSize: 64 << 10)
+        do {
+            let seed = try Lattice(configuration: config)
+            try seed.write {
+                for i in 0..<50 {
+                    let item = GrowthItem(); item.id = i; item.payload = String(repeating: "s", count: 100)
+                    item.tags.append(contentsOf: ["a", "b"])
+                    try seed.add(item)
+                }
+            }
+        }
+        let stop = Atomic<Bool>(false)
+        let reads = Atomic<Int>(0)
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for reader in 0..<2 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    let lattice = try Lattice(configuration: config)
+                    while !stop.load(ordering: .relaxed) {
+                        // Every snapshot must be whole: the 50 seed items with intact values and lists.
+                        lattice.refresh()
+                        let items = lattice.objects(GrowthItem.self)
+                        for i in stride(from: reader, to: 50, by: 7) {
+                            guard let item = lattice.object(ofType: GrowthItem.self, forPrimaryKey: i),
+                                  item.payload.count == 100, Array(item.tags) == ["a", "b"] else {
+                                failures.withLock { $0.append("item \(i) damaged") }
+                                return
+                            }
+                        }
+                        if items.count < 50 { failures.withLock { $0.append("count \(items.count)") } }
+                        reads.add(1, ordering: .relaxed)
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }.start()
+        }
+        let writer = try Lattice(configuration: config)
+        let before = writer.env.mapSize
+        for round in 0..<8 {
+            try writer.write {
+                for i in 0..<400 {
+                    let item = GrowthItem(); item.id = 1000 + round * 400 + i
+                    item.payload = String(repeating: "w", count: 3000)
+                    try writer.add(item)
+                }
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success, "readers finished")
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertGreaterThan(reads.load(ordering: .relaxed), 0)
+        XCTAssertGreaterThan(writer.env.mapSize, before * 64, "the map grew many times meanwhile")
+        XCTAssertEqual(writer.objects(GrowthItem.self).count, 50 + 8 * 400)
+        let reopened = try Lattice(configuration: config)
+        XCTAssertEqual(reopened.objects(GrowthItem.self).count, 50 + 8 * 400)
+        XCTAssertEqual(reopened.object(ofType: GrowthItem.self, forPrimaryKey: 1000 + 7 * 400 + 399)?.payload.count, 3000)
+    }
+}
