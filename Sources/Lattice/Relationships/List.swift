@@ -148,19 +148,10 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public var description: String { describeCollection("List<\(Element.self)>", Array(self)) }
 }
 
-extension List: _Persistable {
-    /// The element type's.
-    public static var _latticeType: PropertyType { Element._latticeType }
-    /// Whether elements may be nil.
-    public static var _latticeIsOptional: Bool { Element._latticeIsOptional }
-    /// An empty unmanaged list.
-    public static var _latticeDefault: List { List() }
-    /// Lists have no record payload; their elements live in `l:` chunks.
-    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> List { List() }
-    /// No record payload.
-    public func _latticeEncode(into out: inout [UInt8]) {}
-    /// Not indexable.
-    public func _latticeKey(into out: inout [UInt8]) {}
+extension List: _PersistableCollection {
+    /// The element type.
+    public typealias _StoredElement = Element
+
     /// A list, or an array whose elements all convert.
     public static func _latticeCast(_ value: Any) -> List? {
         if let list = value as? List { return list }
@@ -172,12 +163,8 @@ extension List: _Persistable {
         }
         return list
     }
-    /// The collection itself.
-    public var _latticeAnyValue: Any? { self }
     /// `.list`.
     public static var _latticeCollection: CollectionKind? { .list }
-    /// The element class, for lists of objects.
-    public static var _latticeObjectType: Object.Type? { Element._latticeObjectType }
     /// The managed list of the property.
     public static func _latticeGet(_ owner: Object, column: Int) -> List {
         List(managed: ManagedCollection(owner: owner, property: owner._info!.columns[column]))

@@ -50,3 +50,31 @@ extension LatticeCollection {
     /// For example `List<Dog>`.
     var typeName: String { "\(type(of: self))" }
 }
+
+/// What ``List``, ``MutableSet`` and ``Map`` share as property values: no record payload (their elements
+/// live in their own database), the element's type and optionality in the schema.
+public protocol _PersistableCollection: _Persistable, AnyObject {
+    /// The element (for a Map, the value) type.
+    associatedtype _StoredElement: _Persistable
+    /// An empty, unmanaged collection.
+    init()
+}
+
+extension _PersistableCollection {
+    /// The element type's.
+    public static var _latticeType: PropertyType { _StoredElement._latticeType }
+    /// Whether elements may be nil.
+    public static var _latticeIsOptional: Bool { _StoredElement._latticeIsOptional }
+    /// The element class, for collections of objects.
+    public static var _latticeObjectType: Object.Type? { _StoredElement._latticeObjectType }
+    /// An empty unmanaged collection.
+    public static var _latticeDefault: Self { Self() }
+    /// Collections have no record payload.
+    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> Self { Self() }
+    /// No record payload.
+    public func _latticeEncode(into out: inout [UInt8]) {}
+    /// Not indexable.
+    public func _latticeKey(into out: inout [UInt8]) {}
+    /// The collection itself.
+    public var _latticeAnyValue: Any? { self }
+}

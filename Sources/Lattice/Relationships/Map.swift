@@ -19,7 +19,7 @@ extension String: _MapKey {
 /// that is a value leaves its key with nil (so object values are optional: `Map<String, Dog?>`).
 /// Keys are 1 to 400 bytes of UTF-8.
 public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
-    private var values: [Key: Value] = [:]
+    private var storage: [Key: Value] = [:]
     let managed: ManagedCollection?
 
     /// An empty, unmanaged map.
@@ -36,7 +36,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
 
     /// The number of entries.
     public var count: Int {
-        guard let managed else { return values.count }
+        guard let managed else { return storage.count }
         return managed.read { try store($0, $1).entries().count }
     }
 
@@ -47,13 +47,13 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     /// transaction when managed.
     public subscript(key: Key) -> Value? {
         get {
-            guard let managed else { return values[key] }
+            guard let managed else { return storage[key] }
             return managed.read { lattice, owner in
                 try store(lattice, owner).payload(for: key._mapKeyString).map { $0.withUnsafeBytes { Value._latticeElement($0, lattice) } }
             }
         }
         set {
-            guard let managed else { values[key] = newValue; return }
+            guard let managed else { storage[key] = newValue; return }
             managed.mutate { lattice, owner in
                 try store(lattice, owner).set(key._mapKeyString, payload: try newValue.map(managed.encode))
             }
@@ -65,7 +65,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
 
     /// Removes every entry.
     public func removeAll() {
-        guard let managed else { values.removeAll(); return }
+        guard let managed else { storage.removeAll(); return }
         managed.mutate { try store($0, $1).removeAll() }
     }
 
@@ -73,11 +73,11 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     public var keys: [Key] { map(\.key) }
 
     /// The values, in key order.
-    public var values_: [Value] { map(\.value) }
+    public var values: [Value] { map(\.value) }
 
     /// The entries, sorted by key.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
-        guard let managed else { return values.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }.makeIterator() }
+        guard let managed else { return storage.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }.makeIterator() }
         return managed.read { lattice, owner in
             try store(lattice, owner).entries().map { entry in
                 (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { Value._latticeElement($0, lattice) })
@@ -89,19 +89,10 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     public var description: String { describeCollection("Map<\(Key.self), \(Value.self)>", Array(self)) }
 }
 
-extension Map: _Persistable {
-    /// The value type's.
-    public static var _latticeType: PropertyType { Value._latticeType }
-    /// Whether values may be nil.
-    public static var _latticeIsOptional: Bool { Value._latticeIsOptional }
-    /// An empty unmanaged map.
-    public static var _latticeDefault: Map { Map() }
-    /// Maps have no record payload; their entries live in `m:` entries.
-    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> Map { Map() }
-    /// No record payload.
-    public func _latticeEncode(into out: inout [UInt8]) {}
-    /// Not indexable.
-    public func _latticeKey(into out: inout [UInt8]) {}
+extension Map: _PersistableCollection {
+    /// The element type.
+    public typealias _StoredElement = Value
+
     /// A map, or a `[String: Any]` dictionary whose values all convert.
     public static func _latticeCast(_ value: Any) -> Map? {
         if let map = value as? Map { return map }
@@ -109,16 +100,12 @@ extension Map: _Persistable {
         let map = Map()
         for (key, item) in dictionary {
             guard let element = Value._latticeCast(item) else { return nil }
-            map.values[Key(_mapKeyString: key)] = element
+            map.storage[Key(_mapKeyString: key)] = element
         }
         return map
     }
-    /// The collection itself.
-    public var _latticeAnyValue: Any? { self }
     /// `.map`.
     public static var _latticeCollection: CollectionKind? { .map }
-    /// The value class, for maps of objects.
-    public static var _latticeObjectType: Object.Type? { Value._latticeObjectType }
     /// The managed map of the property.
     public static func _latticeGet(_ owner: Object, column: Int) -> Map {
         Map(managed: ManagedCollection(owner: owner, property: owner._info!.columns[column]))
@@ -135,6 +122,6 @@ extension Map: _Persistable {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = MapStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
         try store.removeAll()
-        for (key, value) in values { try store.set(key._mapKeyString, payload: try managed.encode(value)) }
+        for (key, value) in storage { try store.set(key._mapKeyString, payload: try managed.encode(value)) }
     }
 }

@@ -125,19 +125,10 @@ public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollecti
     public var description: String { describeCollection("MutableSet<\(Element.self)>", Array(self)) }
 }
 
-extension MutableSet: _Persistable {
-    /// The element type's.
-    public static var _latticeType: PropertyType { Element._latticeType }
-    /// Whether elements may be nil.
-    public static var _latticeIsOptional: Bool { Element._latticeIsOptional }
-    /// An empty unmanaged set.
-    public static var _latticeDefault: MutableSet { MutableSet() }
-    /// Sets have no record payload; their elements live in `s:` entries.
-    public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> MutableSet { MutableSet() }
-    /// No record payload.
-    public func _latticeEncode(into out: inout [UInt8]) {}
-    /// Not indexable.
-    public func _latticeKey(into out: inout [UInt8]) {}
+extension MutableSet: _PersistableCollection {
+    /// The element type.
+    public typealias _StoredElement = Element
+
     /// A set, or an array whose elements all convert.
     public static func _latticeCast(_ value: Any) -> MutableSet? {
         if let set = value as? MutableSet { return set }
@@ -149,12 +140,8 @@ extension MutableSet: _Persistable {
         }
         return set
     }
-    /// The collection itself.
-    public var _latticeAnyValue: Any? { self }
     /// `.set`.
     public static var _latticeCollection: CollectionKind? { .set }
-    /// The element class, for sets of objects.
-    public static var _latticeObjectType: Object.Type? { Element._latticeObjectType }
     /// The managed set of the property.
     public static func _latticeGet(_ owner: Object, column: Int) -> MutableSet {
         MutableSet(managed: ManagedCollection(owner: owner, property: owner._info!.columns[column]))
