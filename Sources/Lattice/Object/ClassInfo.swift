@@ -11,6 +11,8 @@ final class PropertyInfo {
     let valueType: any _Persistable.Type
     /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
     var indexDBI: MDB_dbi?
+    /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
+    var foldedIndexDBI: MDB_dbi?
 
     init(property: Property, column: Int, field: ModelMetadata.Field) {
         self.property = property
@@ -56,6 +58,7 @@ final class ClassInfo {
         objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
         for p in columns where p.property.isIndexed {
             p.indexDBI = dbis[FileLayout.index(schema.className, p.name)]
+            if p.property.type == .string { p.foldedIndexDBI = dbis[FileLayout.foldedIndex(schema.className, p.name)] }
         }
         indexed = columns.filter { $0.indexDBI != nil }
     }
@@ -70,6 +73,8 @@ enum FileLayout {
     static let changes = "changes"
     static func objects(_ className: String) -> String { "o:" + className }
     static func index(_ className: String, _ property: String) -> String { "i:\(className).\(property)" }
+    /// Same shape as `index`, keyed by the case-folded string.
+    static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
     /// Every database a schema needs, with whether it holds sorted duplicates.
     static func databases(for schema: Schema) -> [(name: String, dupSort: Bool)] {
@@ -79,6 +84,7 @@ enum FileLayout {
             for p in cls.properties where p.isIndexed {
                 if p.isPrimaryKey && p.type.isInteger && !p.isOptional { continue }
                 out.append((index(cls.className, p.name), true))
+                if p.type == .string { out.append((foldedIndex(cls.className, p.name), true)) }
             }
         }
         return out

@@ -1,0 +1,19 @@
+extension Lattice {
+    /// The key of a String payload in the case-folded index: the folded UTF-8 bytes, with the same nil
+    /// tag and truncation as ``indexKey(_:payload:)`` (so lookups verify candidates the same way).
+    func foldedIndexKey(_ property: PropertyInfo, payload: [UInt8]) -> [UInt8] {
+        var key: [UInt8] = []
+        payload.withUnsafeBytes { bytes in
+            if property.property.isOptional {
+                if bytes.isEmpty { key.append(0); return }
+                key.append(1)
+                key += CaseFolding.foldedBytes(String(decoding: bytes.dropFirst(), as: UTF8.self))
+            } else {
+                key += CaseFolding.foldedBytes(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        if key.isEmpty { key.append(0) }
+        if key.count > FileLayout.maxIndexKey { key.removeLast(key.count - FileLayout.maxIndexKey) }
+        return key
+    }
+}
