@@ -35,20 +35,19 @@ struct QueryExecutor {
                 }
                 return true
             }
-            if !scan.objectsDB, let test {
-                out = try out.filter { key in
-                    try KeyCodec.withObjectKey(key) { k in
-                        try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map(test) ?? false }
-                    }
-                }
-            }
+            if !scan.objectsDB, let test { out = try out.filter { try matches($0, test) } }
             out.sort()
             return out
         case let .union(parts):
             var all = Set<Int64>()
             for part in parts { all.formUnion(try keys(part)) }
-            return all.sorted()
+            return try all.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
         }
+    }
+
+    /// Whether the stored record of `key` passes `test`.
+    private func matches(_ key: Int64, _ test: RowTest) throws -> Bool {
+        try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map(test) ?? false } }
     }
 
     /// Number of matches of an exact index scan, read from the index without touching records.

@@ -162,8 +162,8 @@ struct QueryPlanner {
                 }
             }
             // Ordering never matches nil: an optional's range starts after the nil tag.
-            if lower == nil && optional { lower = ([1], true, "-inf") }
-            let text = "\(name) \(lower.map { ($0.inclusive ? "[" : "(") + $0.text } ?? "(-inf"), "
+            if lower == nil && optional { lower = ([1], true, "") }
+            let text = "\(name) \(lower.flatMap { $0.text.isEmpty ? nil : ($0.inclusive ? "[" : "(") + $0.text } ?? "(-inf"), "
                 + "\(upper.map { $0.text + ($0.inclusive ? "]" : ")") } ?? "+inf)")"
             return make(.range(lower: lower?.key, lowerInclusive: lower?.inclusive ?? true,
                                upper: upper?.key, upperInclusive: upper?.inclusive ?? true), exact: exact, text)

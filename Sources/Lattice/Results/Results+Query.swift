@@ -8,6 +8,11 @@ extension Results {
     /// property or a type mismatch throws ``LatticeError/invalidQuery(message:)`` naming the column,
     /// class and property. See the *Query Language* article for the grammar.
     public func filter(_ predicate: String, _ arguments: Any...) throws -> Results<Element> {
+        try filter(predicate, argumentArray: arguments)
+    }
+
+    /// ``filter(_:_:)`` with the arguments in an array (for predicates built at run time).
+    public func filter(_ predicate: String, argumentArray arguments: [Any]) throws -> Results<Element> {
         try filtered(QueryParser.parse(predicate, arguments.map { $0 as Any? }))
     }
 
