@@ -313,8 +313,14 @@ final class QueryDifferentialTests: QueryTestCase {
                 return
             }
             XCTAssertEqual(results.count, expected.count, "[\(phase)] count of \(text)")
+            let plan = results.explain()
+            if plan.contains("index") || plan.contains("primary key") { indexPlans += 1 }
+            if plan.contains("full scan") { scanPlans += 1 }
         }
     }
+
+    var indexPlans = 0
+    var scanPlans = 0
 
     func testGeneratedPredicatesMatchSwiftFilter() throws {
         var rng = SplitMix64(state: 42)
@@ -344,6 +350,9 @@ final class QueryDifferentialTests: QueryTestCase {
             for item in lattice.objects(QItem.self).prefix(40) { QueryTestCase.randomize(item, &updates) }
             try check(300, &gen, phase: "inside a write")
         }
+        // Both kinds of plan were exercised, so indexed and unindexed copies were compared.
+        XCTAssertGreaterThan(indexPlans, 500)
+        XCTAssertGreaterThan(scanPlans, 500)
     }
 }
 

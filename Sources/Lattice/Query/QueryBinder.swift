@@ -116,13 +116,12 @@ struct QueryBinder {
 
     private func bind(_ c: QueryComparison) throws -> BoundNode {
         var lhs = c.lhs, rhs = c.rhs, op = c.op
-        if case .subquery(let collection, _, _, let position) = lhs {
-            _ = try resolve(collection)
-            throw fail("SUBQUERY needs a to-many key path", position)
-        }
-        if case .subquery(let collection, _, _, let position) = rhs {
-            _ = try resolve(collection)
-            throw fail("SUBQUERY needs a to-many key path", position)
+        for side in [lhs, rhs] {
+            if case .subquery(let collection, _, _, let position) = side {
+                let p = try resolve(collection)
+                throw fail("'\(info.name).\(p.name)' is a \(p.property.type), not a to-many property; SUBQUERY needs a List, "
+                    + "MutableSet or LinkingObjects key path", position)
+            }
         }
         // Put the key path on the left: `5 < age` is `age > 5`.
         if case .keyPath = rhs, !isKeyPath(lhs) {

@@ -235,7 +235,23 @@ struct QueryParser {
             _ = advance()
             let index = nextArgument
             nextArgument += 1
-            return try argument(index, format: format, column: token.column)
+            let value = try argument(index, format: format, column: token.column)
+            // `%K.@count`, `%K.name`: a substituted key path may continue.
+            if case var .keyPath(path) = value, isSymbol(current, ".") {
+                _ = advance()
+                let rest = try keyPath(variable: nil)
+                if path.collectionOperator == nil {
+                    path.segments += rest.segments
+                    path.collectionOperator = rest.collectionOperator
+                    path.trailing = rest.trailing
+                } else if rest.collectionOperator == nil {
+                    path.trailing += rest.segments
+                } else {
+                    throw QueryParser.error(token.column, "only one collection operator is allowed in a key path")
+                }
+                return .keyPath(path)
+            }
+            return value
         case let .positional(n):
             _ = advance()
             return try argument(n, format: "@", column: token.column)
