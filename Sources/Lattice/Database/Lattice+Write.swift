@@ -63,6 +63,9 @@ extension Lattice {
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: "beginWrite()") }
         if writer != nil { throw LatticeError.alreadyInWriteTransaction }
         try env.lockWriter()
+        // The write sees the latest commit; reads after it must too (and an old snapshot must not
+        // keep pinning pages meanwhile).
+        releaseSnapshot()
         do {
             writer = try Transaction(writeOn: env)
         } catch {

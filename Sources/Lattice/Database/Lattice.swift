@@ -278,14 +278,19 @@ public final class Lattice {
     /// Marks everything read so far as possibly stale.
     func didChange() { generation &+= 1 }
 
+    /// Ends the read snapshot (keeping its transaction for reuse); the next read starts on the latest commit.
+    func releaseSnapshot() {
+        if snapshotOpen { reader.reset() }
+        snapshotOpen = false
+    }
+
     /// Moves the handle to the latest commit. Returns whether it saw anything new.
     /// Inside a write transaction the handle already sees the latest state, and this does nothing.
     @discardableResult
     public func refresh() -> Bool {
         if writer != nil { return false }
         let before = snapshotOpen ? reader.id : -1
-        if snapshotOpen { reader.reset() }
-        snapshotOpen = false
+        releaseSnapshot()
         let after = reading("the latest snapshot") { $0.id }
         if after != before { didChange() }
         return after != before
@@ -295,8 +300,7 @@ public final class Lattice {
     /// before become invalid; results stay usable and re-read. Cancels a write transaction in progress.
     public func invalidate() {
         if writer != nil { cancelWrite() }
-        if snapshotOpen { reader.reset() }
-        snapshotOpen = false
+        releaseSnapshot()
         epoch &+= 1
         didChange()
     }

@@ -146,19 +146,21 @@ struct QueryPlanner {
                 bounds = [(term.op, term.constants[0], term.literals[0].description)]
             }
             for (op, value, text) in bounds {
-                var op = op, value = value
+                var op = op, value = value, text = text
                 if p.property.type.isInteger, case let .double(d) = value {
                     guard let b = integerBound(op, d) else { return .impossible }
                     guard let (o, i) = b else { continue }
                     op = o
                     value = .int(i)
+                    text = "\(i)"
                 }
                 guard let k = key(value, p, optional: optional) else { return .impossible }
+                // A truncated or ambiguous key stands for several values: include it and let the filter decide.
                 if !k.clean { exact = false }
                 if op == .greater || op == .greaterOrEqual {
-                    lower = (k.bytes, op == .greaterOrEqual, text)
+                    lower = (k.bytes, op == .greaterOrEqual || !k.clean, text)
                 } else {
-                    upper = (k.bytes, op == .lessOrEqual, text)
+                    upper = (k.bytes, op == .lessOrEqual || !k.clean, text)
                 }
             }
             // Ordering never matches nil: an optional's range starts after the nil tag.
