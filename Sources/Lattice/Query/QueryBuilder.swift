@@ -21,6 +21,8 @@ public struct QueryObject<Root: Object> {
 public struct QueryProperty<Value: _Persistable> {
     let path: QueryKeyPath
 
+    init(path: QueryKeyPath) { self.path = path }
+
     private func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
         QueryPredicate(node: .comparison(QueryComparison(quantifier: nil, lhs: .keyPath(path), op: op, options: options,
                                                          rhs: rhs, position: 1)))
@@ -34,10 +36,10 @@ public struct QueryProperty<Value: _Persistable> {
     public static func == (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.equal, value(rhs)) }
     /// `property != value`.
     public static func != (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.notEqual, value(rhs)) }
-    /// `property == other`.
-    public static func == (lhs: QueryProperty, rhs: QueryProperty) -> QueryPredicate { lhs.compare(.equal, .keyPath(rhs.path)) }
+    /// `property == other` (another property, of this or a comparable type).
+    public static func == <W>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.equal, .keyPath(rhs.path)) }
     /// `property != other`.
-    public static func != (lhs: QueryProperty, rhs: QueryProperty) -> QueryPredicate { lhs.compare(.notEqual, .keyPath(rhs.path)) }
+    public static func != <W>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.notEqual, .keyPath(rhs.path)) }
 
     /// `property IN {values}`.
     public func `in`<S: Sequence>(_ values: S) -> QueryPredicate where S.Element == Value {
@@ -55,9 +57,17 @@ extension QueryProperty where Value: _QueryComparable {
     /// `property >= value`.
     public static func >= (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.greaterOrEqual, value(rhs)) }
     /// `property < other`.
-    public static func < (lhs: QueryProperty, rhs: QueryProperty) -> QueryPredicate { lhs.compare(.less, .keyPath(rhs.path)) }
+    public static func < <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.less, .keyPath(rhs.path)) }
+    /// `property <= other`.
+    public static func <= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate {
+        lhs.compare(.lessOrEqual, .keyPath(rhs.path))
+    }
     /// `property > other`.
-    public static func > (lhs: QueryProperty, rhs: QueryProperty) -> QueryPredicate { lhs.compare(.greater, .keyPath(rhs.path)) }
+    public static func > <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.greater, .keyPath(rhs.path)) }
+    /// `property >= other`.
+    public static func >= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate {
+        lhs.compare(.greaterOrEqual, .keyPath(rhs.path))
+    }
 
     /// `property BETWEEN {low, high}` (inclusive).
     public func between(_ low: Value, _ high: Value) -> QueryPredicate {
