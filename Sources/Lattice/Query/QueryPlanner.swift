@@ -7,6 +7,8 @@ import Foundation
 struct QueryPlanner {
     let info: ClassInfo
     let txn: Transaction
+    /// Count the candidates of an access even when there is nothing to choose between (for `explain()`).
+    var countAlways = false
 
     func plan(_ node: BoundNode?) throws -> QueryPlan {
         guard let node else { return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsDBI)) }
@@ -75,10 +77,13 @@ struct QueryPlanner {
             }
         }
         var best: (candidate: Candidate, estimate: Int)?
-        for candidate in candidates {
-            let limit = best?.estimate ?? Int.max
-            let n = try estimate(candidate.access, limit: limit)
-            if best == nil || n < best!.estimate { best = (candidate, n) }
+        if candidates.count == 1 && !countAlways {
+            best = (candidates[0], 0)  // nothing to choose between: counted only for explain()
+        } else {
+            for candidate in candidates {
+                let n = try estimate(candidate.access, limit: best?.estimate ?? Int.max)
+                if best.map({ n < $0.estimate }) ?? true { best = (candidate, n) }
+            }
         }
         guard let (chosen, estimate) = best else {
             return try fullScan(parts.count == 1 ? parts[0] : .and(parts))
@@ -270,3 +275,4 @@ struct QueryPlanner {
         }
     }
 }
+

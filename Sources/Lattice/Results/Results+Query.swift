@@ -83,7 +83,7 @@ extension Results {
                 return text + "walk \(kind) \(info.name).\(keys[0].property.name) \(keys[0].ascending ? "ascending" : "descending") "
                     + "(~\(try txn.count(info.objectsDBI)) rows)"
             }
-            text += try QueryPlanner(info: info, txn: txn).plan(query.bound).description
+            text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
             for step in query.ops {
                 switch step {
                 case let .sort(keys): text += " -> sort " + keys.map { "\($0.property.name) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
