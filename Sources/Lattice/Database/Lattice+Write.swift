@@ -223,11 +223,9 @@ extension Lattice {
         let txn = try requireWrite("deleteAll()")
         for info in classesByName.values {
             try txn.drop(info.objectsDBI)
-            for p in info.indexed {
-                try txn.drop(p.indexDBI!)
-                if let folded = p.foldedIndexDBI { try txn.drop(folded) }
-            }
+            for p in info.indexed { try txn.drop(p.indexDBI!) }
         }
+        for p in classesByName.values.flatMap(\.indexed) { if let folded = p.foldedIndexDBI { try txn.drop(folded) } }
         didChange()
     }
 
@@ -272,11 +270,8 @@ extension Lattice {
                 if before == after { continue }
                 if let before { _ = try indexKey(p, payload: before).withUnsafeBytes { try txn.delete(p.indexDBI!, $0, value: objectKey) } }
                 if let after { try indexKey(p, payload: after).withUnsafeBytes { _ = try txn.put(p.indexDBI!, $0, objectKey) } }
-                if let folded = p.foldedIndexDBI {
-                    if let before { _ = try foldedIndexKey(p, payload: before).withUnsafeBytes { try txn.delete(folded, $0, value: objectKey) } }
-                    if let after { try foldedIndexKey(p, payload: after).withUnsafeBytes { _ = try txn.put(folded, $0, objectKey) } }
-                }
             }
+            try maintainFoldedIndexes(info, objectKey: objectKey, record: record, old: old, txn)
         }
         didChange()
     }

@@ -59,7 +59,7 @@ public final class Lattice {
         if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
         }
-        let databases = FileLayout.databases(for: declared)
+        let databases = FileLayout.databases(for: declared) + FileLayout.foldedIndexes(for: declared)
         let options = EnvironmentOptions(
             readOnly: configuration.readOnly,
             temporary: configuration.inMemoryIdentifier != nil,

@@ -9,10 +9,10 @@ final class PropertyInfo {
     let offset: Int
     let accessor: any PersistedField.Type
     let valueType: any _Persistable.Type
-    /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
-    var indexDBI: MDB_dbi?
     /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
     var foldedIndexDBI: MDB_dbi?
+    /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
+    var indexDBI: MDB_dbi?
 
     init(property: Property, column: Int, field: ModelMetadata.Field) {
         self.property = property
@@ -58,7 +58,9 @@ final class ClassInfo {
         objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
         for p in columns where p.property.isIndexed {
             p.indexDBI = dbis[FileLayout.index(schema.className, p.name)]
-            if p.property.type == .string { p.foldedIndexDBI = dbis[FileLayout.foldedIndex(schema.className, p.name)] }
+        }
+        for p in columns where p.indexDBI != nil && p.property.type == .string {
+            p.foldedIndexDBI = dbis[FileLayout.foldedIndex(schema.className, p.name)]
         }
         indexed = columns.filter { $0.indexDBI != nil }
     }
@@ -73,8 +75,6 @@ enum FileLayout {
     static let changes = "changes"
     static func objects(_ className: String) -> String { "o:" + className }
     static func index(_ className: String, _ property: String) -> String { "i:\(className).\(property)" }
-    /// Same shape as `index`, keyed by the case-folded string.
-    static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
     /// Every database a schema needs, with whether it holds sorted duplicates.
     static func databases(for schema: Schema) -> [(name: String, dupSort: Bool)] {
@@ -84,7 +84,6 @@ enum FileLayout {
             for p in cls.properties where p.isIndexed {
                 if p.isPrimaryKey && p.type.isInteger && !p.isOptional { continue }
                 out.append((index(cls.className, p.name), true))
-                if p.type == .string { out.append((foldedIndex(cls.className, p.name), true)) }
             }
         }
         return out
@@ -92,6 +91,16 @@ enum FileLayout {
 
     /// Index keys longer than this are truncated; equality lookups then verify candidates.
     static let maxIndexKey = 480
+
+    /// The case-folded index of an indexed String property: same shape as `index`, keyed by the folded string.
+    static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
+
+    /// The case-folded indexes a schema needs (sorted duplicates, like every index).
+    static func foldedIndexes(for schema: Schema) -> [(name: String, dupSort: Bool)] {
+        schema.objectSchemas.flatMap { cls in
+            cls.properties.filter { $0.isIndexed && $0.type == .string }.map { (foldedIndex(cls.className, $0.name), true) }
+        }
+    }
 
     /// Current file format version (meta key `format`).
     static let formatVersion: UInt32 = 1
