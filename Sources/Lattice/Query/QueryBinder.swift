@@ -96,7 +96,7 @@ struct QueryBinder {
 
     /// Resolves a key path to a stored property. Link hops, to-many paths, collection operators and
     /// SUBQUERY variables resolve here once the schema has links; until then they are rejected by name.
-    func resolve(_ path: QueryKeyPath) throws -> PropertyInfo {
+    func resolve(_ path: QueryKeyPath) throws -> ScalarColumn {
         if let variable = path.variable {
             throw fail("'$\(variable)' can only be used inside SUBQUERY over a to-many key path", path.position)
         }
@@ -111,7 +111,10 @@ struct QueryBinder {
             throw fail("'\(info.name).\(first)' is a \(property.property.type), not a collection; \(op.rawValue) needs a List, "
                 + "MutableSet, Map or LinkingObjects key path", path.position)
         }
-        return property
+        guard let column = ScalarColumn(property) else {
+            throw fail("'\(info.name).\(first)' is a link or collection; queries on it are not supported yet", path.position)
+        }
+        return column
     }
 
     private func bind(_ c: QueryComparison) throws -> BoundNode {
@@ -119,7 +122,7 @@ struct QueryBinder {
         for side in [lhs, rhs] {
             if case .subquery(let collection, _, _, let position) = side {
                 let p = try resolve(collection)
-                throw fail("'\(info.name).\(p.name)' is a \(p.property.type), not a to-many property; SUBQUERY needs a List, "
+                throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a to-many property; SUBQUERY needs a List, "
                     + "MutableSet or LinkingObjects key path", position)
             }
         }
@@ -128,7 +131,7 @@ struct QueryBinder {
             guard let flipped = op.flipped else {
                 if case let .keyPath(path) = rhs, op == .in {
                     let p = try resolve(path)
-                    throw fail("'\(info.name).\(p.name)' is a \(p.property.type), not a collection; 'value IN key path' needs a "
+                    throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a collection; 'value IN key path' needs a "
                         + "List or MutableSet", c.position)
                 }
                 throw fail("the left side of \(op.rawValue) must be a key path", c.position)
@@ -141,7 +144,7 @@ struct QueryBinder {
         }
         let property = try resolve(path)
         if let q = c.quantifier {
-            throw fail("'\(info.name).\(property.name)' is a \(property.property.type), not a to-many property; \(q.rawValue) needs a "
+            throw fail("'\(info.name).\(property.name)' is a \(property.property.property.type), not a to-many property; \(q.rawValue) needs a "
                 + "List, MutableSet or LinkingObjects key path", c.position)
         }
         if case let .keyPath(other) = rhs {
@@ -174,20 +177,8 @@ struct QueryBinder {
 
     // MARK: Terms
 
-    private enum Category { case number, bool, decimal, date, bytes }
-
-    private func category(_ type: PropertyType) -> Category {
-        switch type {
-        case .bool: return .bool
-        case .int, .int8, .int16, .int32, .int64, .float, .double: return .number
-        case .decimal: return .decimal
-        case .date: return .date
-        case .string, .data, .uuid, .objectId: return .bytes
-        }
-    }
-
-    private func checkOperator(_ p: PropertyInfo, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
-        let type = p.property.type
+    private func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
+        let type = p.property.property.type
         let name = "'\(info.name).\(p.name)' (\(type))"
         if op.isStringOperator && type != .string && type != .data {
             throw fail("\(op.rawValue) needs a String or Data property; \(name) is not one", position)
@@ -201,10 +192,10 @@ struct QueryBinder {
     }
 
     /// A constant in the property's comparison form; throws on a type mismatch.
-    private func convert(_ value: QueryValue, for p: PropertyInfo, _ options: QueryStringOptions, _ position: Int) throws -> ScalarValue {
-        let type = p.property.type
+    private func convert(_ value: QueryValue, for p: ScalarColumn, _ options: QueryStringOptions, _ position: Int) throws -> ScalarValue {
+        let type = p.property.property.type
         func mismatch() -> LatticeError {
-            fail("type mismatch: '\(info.name).\(p.name)' is \(type)\(p.property.isOptional ? "?" : "") and cannot be compared with "
+            fail("type mismatch: '\(info.name).\(p.name)' is \(type)\(p.isOptional ? "?" : "") and cannot be compared with "
                 + "\(value) (\(value.typeName))", position)
         }
         switch (value, type) {
@@ -245,17 +236,17 @@ struct QueryBinder {
         }
     }
 
-    func makeTerm(_ p: PropertyInfo, _ op: QueryOperator, _ options: QueryStringOptions, _ literals: [QueryValue],
+    func makeTerm(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ literals: [QueryValue],
                   _ position: Int) throws -> ScalarTerm {
         try checkOperator(p, op, options, position)
         let constants = try literals.map { try convert($0, for: p, options, position) }
         if op.isStringOperator, constants.contains(.null) {
             throw fail("\(op.rawValue) cannot take nil", position)
         }
-        let test: RowTest = category(p.property.type) == .bytes
+        let test: RowTest = p.kind.isBytes
             ? QueryBinder.bytesTest(p, op, options, constants)
             : QueryBinder.valueTest(p, op, constants)
-        return ScalarTerm(property: p, op: op, options: options, constants: constants, literals: literals, test: test)
+        return ScalarTerm(property: p.property, op: op, options: options, constants: constants, literals: literals, test: test)
     }
 
     /// Whether a non-nil comparison result satisfies `op` (for ==, !=, <, <=, >, >=).
@@ -294,11 +285,10 @@ struct QueryBinder {
     }
 
     /// Numbers, Bool, Decimal and Date: decode to a ``ScalarValue`` (no allocation) and compare.
-    private static func valueTest(_ p: PropertyInfo, _ op: QueryOperator, _ constants: [ScalarValue]) -> RowTest {
+    private static func valueTest(_ p: ScalarColumn, _ op: QueryOperator, _ constants: [ScalarValue]) -> RowTest {
         let column = p.column
-        let property = p.property
         // Exact integer equality/ordering against one integer constant: the common case, kept tight.
-        if property.type.isInteger, !property.isOptional, constants.count == 1, case let .int(c) = constants[0],
+        if p.kind == .integer, !p.isOptional, constants.count == 1, case let .int(c) = constants[0],
            op != .in, op != .between {
             return { view in
                 var at = 0
@@ -307,16 +297,16 @@ struct QueryBinder {
             }
         }
         return { view in
-            evaluate(op, ScalarValue.decode(view.payload(column), property), constants, compare: ScalarValue.compare)
+            evaluate(op, ScalarValue.decode(view.payload(column), p), constants, compare: ScalarValue.compare)
         }
     }
 
     /// String, Data, UUID and ObjectId: compare payload bytes in place (folded first for `[c]`/`[d]`).
-    private static func bytesTest(_ p: PropertyInfo, _ op: QueryOperator, _ options: QueryStringOptions,
+    private static func bytesTest(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions,
                                   _ constants: [ScalarValue]) -> RowTest {
         let column = p.column
-        let optional = p.property.isOptional
-        let marker = optional && (p.property.type == .string || p.property.type == .data)
+        let optional = p.isOptional
+        let marker = p.hasMarker
         let patterns: [[UInt8]?] = constants.map { if case let .bytes(b) = $0 { return b } else { return nil } }
         let likePatterns = patterns.map { $0.map { Array(String(decoding: $0, as: UTF8.self).unicodeScalars) } ?? [] }
         let caseInsensitive = options.contains(.caseInsensitive)
@@ -362,22 +352,19 @@ struct QueryBinder {
 
     // MARK: Property against property
 
-    private func bindPropertyPair(_ a: PropertyInfo, _ op: QueryOperator, _ options: QueryStringOptions, _ b: PropertyInfo,
+    private func bindPropertyPair(_ a: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ b: ScalarColumn,
                                   _ position: Int) throws -> BoundNode {
         guard op != .in, op != .between else {
             throw fail("\(op.rawValue) needs a list on its right side, not the key path '\(b.name)'", position)
         }
         try checkOperator(a, op, options, position)
         try checkOperator(b, op, options, position)
-        let ca = category(a.property.type), cb = category(b.property.type)
-        let numeric: Set<Category> = [.number, .decimal]
-        let compatible = ca == cb && (ca != .bytes || a.property.type == b.property.type
-            || Set([a.property.type, b.property.type]) == [.string, .data])
-        guard compatible || (numeric.contains(ca) && numeric.contains(cb)) else {
-            throw fail("type mismatch: '\(info.name).\(a.name)' (\(a.property.type)) cannot be compared with '\(info.name).\(b.name)' "
-                + "(\(b.property.type))", position)
+        let compatible = a.kind == b.kind || (a.kind.isNumber && b.kind.isNumber) || Set([a.kind, b.kind]) == [.string, .data]
+        guard compatible else {
+            throw fail("type mismatch: '\(info.name).\(a.name)' (\(a.property.property.type)) cannot be compared with "
+                + "'\(info.name).\(b.name)' (\(b.property.property.type))", position)
         }
-        let pa = a.property, pb = b.property, colA = a.column, colB = b.column
+        let colA = a.column, colB = b.column
         let caseInsensitive = options.contains(.caseInsensitive), diacriticInsensitive = options.contains(.diacriticInsensitive)
         func folded(_ v: ScalarValue) -> ScalarValue {
             guard !options.isEmpty, case let .bytes(bytes) = v else { return v }
@@ -385,8 +372,8 @@ struct QueryBinder {
                                                  diacriticInsensitive: diacriticInsensitive).utf8))
         }
         let test: RowTest = { view in
-            let x = folded(ScalarValue.decode(view.payload(colA), pa))
-            let y = folded(ScalarValue.decode(view.payload(colB), pb))
+            let x = folded(ScalarValue.decode(view.payload(colA), a))
+            let y = folded(ScalarValue.decode(view.payload(colB), b))
             guard op.isStringOperator else { return QueryBinder.evaluate(op, x, [y], compare: ScalarValue.compare) }
             guard case let .bytes(s) = x, case let .bytes(p) = y else { return false }
             return s.withUnsafeBytes { s in

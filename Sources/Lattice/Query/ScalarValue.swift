@@ -11,25 +11,24 @@ enum ScalarValue: Hashable {
     case bytes([UInt8])
 
     /// Decodes the payload of a property (an absent payload is the type's default).
-    static func decode(_ payload: UnsafeRawBufferPointer?, _ property: Property) -> ScalarValue {
+    @inline(__always)
+    static func decode(_ payload: UnsafeRawBufferPointer?, _ c: ScalarColumn) -> ScalarValue {
         let bytes = payload ?? UnsafeRawBufferPointer(start: nil, count: 0)
-        if property.isOptional && bytes.isEmpty { return .null }
-        let value = property.isOptional && (property.type == .string || property.type == .data)
-            ? UnsafeRawBufferPointer(rebasing: bytes.dropFirst()) : bytes
-        switch property.type {
+        if c.isOptional && bytes.isEmpty { return .null }
+        let value = c.hasMarker ? UnsafeRawBufferPointer(rebasing: bytes.dropFirst()) : bytes
+        switch c.kind {
         case .bool: return .int(Bool._latticeDecode(value) ? 1 : 0)
-        case .int, .int8, .int16, .int32, .int64: return .int(Int64._latticeDecode(value))
+        case .integer: return .int(Int64._latticeDecode(value))
         case .float: return .double(Double(Float._latticeDecode(value)))
-        case .double: return .double(Double._latticeDecode(value))
-        case .date: return .double(Double._latticeDecode(value))
+        case .double, .date: return .double(Double._latticeDecode(value))
         case .decimal: return .decimal(Decimal._latticeDecode(value))
         case .string, .data, .uuid, .objectId: return .bytes(Array(value))
         }
     }
 
     /// The value as the property's Swift type (for aggregates).
-    func swiftValue(_ type: PropertyType) -> Any? {
-        switch (self, type) {
+    func swiftValue(_ kind: ScalarKind) -> Any? {
+        switch (self, kind) {
         case (.null, _): return nil
         case let (.int(i), .bool): return i != 0
         case let (.int(i), _): return i

@@ -20,7 +20,7 @@ extension Results {
     /// The sum of the non-nil values of a number property (0 when there are none).
     public func sum<T: _Persistable>(ofProperty property: String) throws -> T {
         let (p, values) = try aggregateValues(property, "sum(ofProperty:)", allowDates: false)
-        return try cast(sum(values, p).swiftValue(p.property.type), p, "sum(ofProperty:)")
+        return try cast(sum(values, p).swiftValue(p.kind), p, "sum(ofProperty:)")
     }
 
     /// The mean of the non-nil values of a number property, or nil when there are none. Integer
@@ -44,11 +44,11 @@ extension Results {
         let (p, values) = try aggregateValues(property, what, allowDates: true)
         guard var best = values.first else { return nil }
         for v in values.dropFirst() where better(ScalarValue.compare(v, best)) { best = v }
-        return try cast(best.swiftValue(p.property.type), p, what)
+        return try cast(best.swiftValue(p.kind), p, what)
     }
 
-    private func sum(_ values: [ScalarValue], _ p: PropertyInfo) throws -> ScalarValue {
-        switch p.property.type {
+    private func sum(_ values: [ScalarValue], _ p: ScalarColumn) throws -> ScalarValue {
+        switch p.kind {
         case .decimal: return .decimal(values.reduce(Decimal(0)) { $0 + $1.decimalValue })
         case .float, .double: return .double(values.reduce(0.0) { if case let .double(d) = $1 { return $0 + d } else { return $0 } })
         default:
@@ -62,7 +62,7 @@ extension Results {
         }
     }
 
-    private func cast<T: _Persistable>(_ value: Any?, _ p: PropertyInfo, _ what: String) throws -> T {
+    private func cast<T: _Persistable>(_ value: Any?, _ p: ScalarColumn, _ what: String) throws -> T {
         let converted: T?
         if let value {
             converted = T._latticeCast(value)
@@ -70,20 +70,19 @@ extension Results {
             converted = T._latticeCast(Optional<Int>.none as Any)
         }
         guard let converted else {
-            throw LatticeError.invalidQuery(message: "\(what) of '\(info?.name ?? "").\(p.name)' (\(p.property.type)) "
+            throw LatticeError.invalidQuery(message: "\(what) of '\(info?.name ?? "").\(p.name)' (\(p.property.property.type)) "
                 + "is \(value.map { "\($0)" } ?? "nil"), which cannot be returned as \(T.self).")
         }
         return converted
     }
 
     /// The property and its non-nil values over the results.
-    private func aggregateValues(_ property: String, _ what: String, allowDates: Bool) throws -> (PropertyInfo, [ScalarValue]) {
+    private func aggregateValues(_ property: String, _ what: String, allowDates: Bool) throws -> (ScalarColumn, [ScalarValue]) {
         guard let info else { throw LatticeError.classNotInSchema(className: "\(Element.self)") }
         let p = try QueryBinder(info: info).resolve(QueryParser.keyPath(from: property))
-        let numeric = p.property.type.isInteger || [.float, .double, .decimal].contains(p.property.type)
-        guard numeric || (allowDates && p.property.type == .date) else {
+        guard p.kind.isNumber || (allowDates && p.kind == .date) else {
             throw LatticeError.invalidQuery(message: "\(what) needs a number\(allowDates ? " or Date" : "") property; "
-                + "'\(info.name).\(p.name)' is \(p.property.type).")
+                + "'\(info.name).\(p.name)' is \(p.property.property.type).")
         }
         let keys = keys()
         let txn = try lattice.readTransaction()
@@ -91,7 +90,7 @@ extension Results {
         values.reserveCapacity(keys.count)
         for key in keys {
             let v = try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsDBI, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(p.column), p.property) }
+                try txn.get(info.objectsDBI, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(p.column), p) }
             }
             if v != .null { values.append(v) }
         }

@@ -52,7 +52,7 @@ extension Results {
     public func sorted<S: Sequence>(by descriptors: S) throws -> Results<Element> where S.Element == SortDescriptor {
         guard let info else { return self }
         let binder = QueryBinder(info: info)
-        let keys = try descriptors.map { (property: try binder.resolve(QueryParser.keyPath(from: $0.keyPath)), ascending: $0.ascending) }
+        let keys = try descriptors.map { (column: try binder.resolve(QueryParser.keyPath(from: $0.keyPath)), ascending: $0.ascending) }
         if keys.isEmpty { return self }
         var q = query
         q.ops.append(.sort(keys))
@@ -78,15 +78,15 @@ extension Results {
         return lattice.reading("the plan of a query on '\(info.name)'") { txn in
             var text = "\(info.name): "
             if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
-               info.keyedByPrimaryKey && keys[0].property === info.primaryKey || keys[0].property.indexDBI != nil {
-                let kind = keys[0].property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
-                return text + "walk \(kind) \(info.name).\(keys[0].property.name) \(keys[0].ascending ? "ascending" : "descending") "
+               info.keyedByPrimaryKey && keys[0].column.property === info.primaryKey || keys[0].column.property.indexDBI != nil {
+                let kind = keys[0].column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
+                return text + "walk \(kind) \(info.name).\(keys[0].column.name) \(keys[0].ascending ? "ascending" : "descending") "
                     + "(~\(try txn.count(info.objectsDBI)) rows)"
             }
             text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
             for step in query.ops {
                 switch step {
-                case let .sort(keys): text += " -> sort " + keys.map { "\($0.property.name) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+                case let .sort(keys): text += " -> sort " + keys.map { "\($0.column.name) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
                 case let .distinct(properties): text += " -> distinct " + properties.map(\.name).joined(separator: ", ")
                 }
             }

@@ -10,8 +10,8 @@ struct ResultsQuery {
     var ops: [Step] = []
 
     enum Step {
-        case sort([(property: PropertyInfo, ascending: Bool)])
-        case distinct([PropertyInfo])
+        case sort([(column: ScalarColumn, ascending: Bool)])
+        case distinct([ScalarColumn])
     }
 }
 
@@ -19,7 +19,7 @@ extension Results {
     /// Plans and runs the query in `txn`.
     func evaluateKeys(_ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
         if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
-           let walked = try ResultsOrdering.walkIndex(info, keys[0].property, ascending: keys[0].ascending, txn) {
+           let walked = try ResultsOrdering.walkIndex(info, keys[0].column, ascending: keys[0].ascending, txn) {
             return walked
         }
         let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
@@ -44,7 +44,7 @@ enum ResultsOrdering {
     static func apply(_ step: ResultsQuery.Step, _ keys: [Int64], _ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
         switch step {
         case let .sort(descriptors):
-            let values = try load(keys, descriptors.map(\.property), info, txn)
+            let values = try load(keys, descriptors.map(\.column), info, txn)
             let order = (0..<keys.count).sorted { a, b in
                 for (i, d) in descriptors.enumerated() {
                     let c = ScalarValue.compare(values[a][i], values[b][i])
@@ -61,20 +61,21 @@ enum ResultsOrdering {
     }
 
     /// The values of `properties` for each key.
-    private static func load(_ keys: [Int64], _ properties: [PropertyInfo], _ info: ClassInfo,
+    private static func load(_ keys: [Int64], _ properties: [ScalarColumn], _ info: ClassInfo,
                              _ txn: Transaction) throws -> [[ScalarValue]] {
         try keys.map { key in
             try KeyCodec.withObjectKey(key) { k in
                 try txn.get(info.objectsDBI, k) { bytes in
                     let view = bytes.flatMap(RecordView.init)
-                    return properties.map { ScalarValue.decode(view?.payload($0.column), $0.property) }
+                    return properties.map { ScalarValue.decode(view?.payload($0.column), $0) }
                 }
             }
         }
     }
 
     /// All objects in the order of an indexed property, read from its index; nil when not indexed.
-    static func walkIndex(_ info: ClassInfo, _ property: PropertyInfo, ascending: Bool, _ txn: Transaction) throws -> [Int64]? {
+    static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, _ txn: Transaction) throws -> [Int64]? {
+        let property = column.property
         if info.keyedByPrimaryKey && property === info.primaryKey {
             var keys: [Int64] = []
             try txn.withCursor(info.objectsDBI) { cursor in
@@ -100,10 +101,10 @@ enum ResultsOrdering {
         var out: [Int64] = []
         for group in groups {
             // A truncated key (or the empty string's [0]) may stand for several values: sort those by value.
-            let ambiguous = property.property.type == .string
+            let ambiguous = column.kind == .string
                 && (group.key.count >= FileLayout.maxIndexKey || (!property.property.isOptional && group.key == [0]))
             if ambiguous && group.objects.count > 1 {
-                out += try apply(.sort([(property, ascending)]), group.objects, info, txn)
+                out += try apply(.sort([(column, ascending)]), group.objects, info, txn)
             } else {
                 out += group.objects
             }
