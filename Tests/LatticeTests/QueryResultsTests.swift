@@ -116,15 +116,22 @@ final class QueryResultsTests: QueryTestCase {
         XCTAssertNil(try none.min(ofProperty: "int") as Int?)
         XCTAssertNil(try none.average(ofProperty: "double") as Double?)
         XCTAssertEqual(try none.sum(ofProperty: "int") as Int, 0)
-        for (call, fragment) in [({ _ = try self.items.min(ofProperty: "string") as String? }, "'QItem.string' is String"),
-                                 ({ _ = try self.items.sum(ofProperty: "date") as Double }, "needs a number property"),
-                                 ({ _ = try self.items.average(ofProperty: "bool") as Double? }, "'QItem.bool'"),
-                                 ({ _ = try self.items.max(ofProperty: "nope") as Int? }, "'nope'"),
-                                 ({ _ = try self.items.average(ofProperty: "optInt") as Int? }, "cannot be returned as Int")] as [(() throws -> Void, String)] {
-            XCTAssertThrowsError(try call()) { error in
-                guard case .invalidQuery = error as? LatticeError else { return XCTFail("\(error)") }
-                XCTAssertTrue("\(error)".contains(fragment), "\(error) lacks \(fragment)")
-            }
+        XCTAssertThrowsError(try items.min(ofProperty: "string") as String?) {
+            XCTAssertEqual($0 as? LatticeError, .wrongType(className: "QItem", property: "string", expected: "a number or a date",
+                                                           found: "string: String"))
+        }
+        XCTAssertThrowsError(try items.sum(ofProperty: "date") as Double) {
+            XCTAssertEqual($0 as? LatticeError, .wrongType(className: "QItem", property: "date", expected: "a number", found: "date: Date"))
+        }
+        XCTAssertThrowsError(try items.average(ofProperty: "bool") as Double?) {
+            XCTAssertEqual($0 as? LatticeError, .wrongType(className: "QItem", property: "bool", expected: "a number", found: "bool: Bool"))
+        }
+        XCTAssertThrowsError(try items.max(ofProperty: "nope") as Int?) {
+            XCTAssertEqual($0 as? LatticeError, .unknownProperty(className: "QItem", property: "nope"))
+        }
+        XCTAssertThrowsError(try items.average(ofProperty: "optInt") as Int?) { error in
+            guard case .invalidQuery = error as? LatticeError else { return XCTFail("\(error)") }
+            XCTAssertTrue("\(error)".contains("cannot be returned as Int"), "\(error)")
         }
     }
 

@@ -6,8 +6,9 @@ extension Results {
     /// ```swift
     /// let youngest: Int? = try dogs.min(ofProperty: "age")
     /// ```
-    /// Throws ``LatticeError/invalidQuery(message:)`` for an unknown property, a property that is not a
-    /// number or Date, or a result type the value cannot be converted to.
+    /// Throws ``LatticeError/unknownProperty(className:property:)`` for an unknown property,
+    /// ``LatticeError/wrongType(className:property:expected:found:)`` for a property that is not a number
+    /// or Date, and ``LatticeError/invalidQuery(message:)`` for a result type the value cannot be converted to.
     public func min<T: _Persistable>(ofProperty property: String) throws -> T? {
         try extreme(property, "min(ofProperty:)") { $0 < 0 }
     }
@@ -19,14 +20,14 @@ extension Results {
 
     /// The sum of the non-nil values of a number property (0 when there are none).
     public func sum<T: _Persistable>(ofProperty property: String) throws -> T {
-        let (p, values) = try aggregateValues(property, "sum(ofProperty:)", allowDates: false)
+        let (p, values) = try aggregateValues(property, allowDates: false)
         return try cast(sum(values, p).swiftValue(p.kind), p, "sum(ofProperty:)")
     }
 
     /// The mean of the non-nil values of a number property, or nil when there are none. Integer
     /// properties average as Double; Decimal properties as Decimal.
     public func average<T: _Persistable>(ofProperty property: String) throws -> T? {
-        let (p, values) = try aggregateValues(property, "average(ofProperty:)", allowDates: false)
+        let (p, values) = try aggregateValues(property, allowDates: false)
         if values.isEmpty { return nil }
         let total = try sum(values, p)
         let mean: ScalarValue
@@ -41,7 +42,7 @@ extension Results {
     }
 
     private func extreme<T: _Persistable>(_ property: String, _ what: String, _ better: (Int) -> Bool) throws -> T? {
-        let (p, values) = try aggregateValues(property, what, allowDates: true)
+        let (p, values) = try aggregateValues(property, allowDates: true)
         guard var best = values.first else { return nil }
         for v in values.dropFirst() where better(ScalarValue.compare(v, best)) { best = v }
         return try cast(best.swiftValue(p.kind), p, what)
@@ -77,12 +78,12 @@ extension Results {
     }
 
     /// The property and its non-nil values over the results.
-    private func aggregateValues(_ property: String, _ what: String, allowDates: Bool) throws -> (ScalarColumn, [ScalarValue]) {
+    private func aggregateValues(_ name: String, allowDates: Bool) throws -> (ScalarColumn, [ScalarValue]) {
         guard let info else { throw LatticeError.classNotInSchema(className: "\(Element.self)") }
-        let p = try QueryBinder(info: info).resolve(QueryParser.keyPath(from: property))
-        guard p.kind.isNumber || (allowDates && p.kind == .date) else {
-            throw LatticeError.invalidQuery(message: "\(what) needs a number\(allowDates ? " or Date" : "") property; "
-                + "'\(info.name).\(p.name)' is \(p.property.property.type).")
+        guard let property = info.property(named: name) else { throw LatticeError.unknownProperty(className: info.name, property: name) }
+        guard let p = ScalarColumn(property), p.kind.isNumber || (allowDates && p.kind == .date) else {
+            throw LatticeError.wrongType(className: info.name, property: name, expected: allowDates ? "a number or a date" : "a number",
+                                         found: property.property.description)
         }
         let keys = keys()
         let txn = try lattice.readTransaction()
