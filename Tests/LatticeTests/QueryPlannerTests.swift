@@ -103,6 +103,9 @@ final class QueryPlannerTests: QueryTestCase {
                            + "primary key seek QItem.id == 3 (~1 rows))"], count: 12)
         try assertPlan("(intIdx == 1 AND int == 1) OR intIdx == 2", contains: ["union(", "-> filter int == 1"], count: 20)
         try assertPlan("intIdx == 1 OR int == 2", contains: ["full scan (~1000 rows) -> filter intIdx == 1 OR int == 2"], count: 20)
+        try assertPlan("(intIdx == 1 OR intIdx == 2) AND int >= 2", contains: ["union(", "-> filter int >= 2"], count: 10)
+        try assertPlan("(intIdx == 0 OR intIdx == 2) AND stringIdx == 'unique'",
+                       contains: ["index seek QItem.stringIdx == 'unique' (~1 rows) -> filter intIdx == 0 OR intIdx == 2"], count: 1)
     }
 
     func testEverythingElseIsAFullScanWithTheCompiledPredicate() throws {

@@ -80,7 +80,8 @@ struct QueryPlanner {
         if candidates.count == 1 && !countAlways {
             best = (candidates[0], 0)  // nothing to choose between: counted only for explain()
         } else {
-            for candidate in candidates {
+            // Likely-small candidates first, so that later counts stop early.
+            for candidate in candidates.sorted(by: { $0.access.countingOrder < $1.access.countingOrder }) {
                 let n = try estimate(candidate.access, limit: best?.estimate ?? Int.max)
                 if best.map({ n < $0.estimate }) ?? true { best = (candidate, n) }
             }
@@ -264,7 +265,10 @@ struct QueryPlanner {
         switch access {
         case .none: return 0
         case .all: return try txn.count(info.objectsDBI)
-        case let .union(parts): return parts.reduce(0) { $0 + $1.estimate }
+        case let .union(parts):
+            var n = 0
+            for part in parts where n <= limit { n += try estimate(part.access, limit: limit - n) }
+            return n
         case let .index(scan):
             var n = 0
             try QueryExecutor.walkKeys(scan, txn) { cursor in
@@ -276,3 +280,19 @@ struct QueryPlanner {
     }
 }
 
+extension QueryAccess {
+    /// Seeks before ranges and prefixes (two-sided ranges first), unions last.
+    fileprivate var countingOrder: Int {
+        switch self {
+        case .none: return 0
+        case let .index(scan):
+            switch scan.shape {
+            case .keys: return 1
+            case let .range(lower, _, upper, _): return lower != nil && upper != nil ? 2 : 3
+            case .prefix: return 2
+            }
+        case .union: return 4
+        case .all: return 5
+        }
+    }
+}
