@@ -28,6 +28,7 @@ public struct QueryProperty<Value: _Persistable> {
                                                          rhs: rhs, position: 1)))
     }
 
+    /// Every persistable value converts (an unconvertible one, which cannot occur, would compare as nil).
     private static func value(_ v: Value) -> QueryExpression {
         (try? QueryParser.expression(fromArgument: v._latticeAnyValue)) ?? .value(.null)
     }
@@ -167,7 +168,7 @@ struct KeyPathResolver<Root: Object> {
     let info: ClassInfo
 
     func name<V: _Persistable>(of keyPath: KeyPath<Root, V>) -> String {
-        let candidates = info.columns.filter { ObjectIdentifier($0.valueType) == ObjectIdentifier(V.self) }
+        let candidates = info.columns.filter { ObjectIdentifier($0.valueType) == ObjectIdentifier(V.self) && ScalarKind($0) != nil }
         var base: [UInt8] = []
         V._latticeDefault._latticeEncode(into: &base)
         var payloads: [[UInt8]] = [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
@@ -219,6 +220,7 @@ struct KeyPathResolver<Root: Object> {
     }
 
     private func unresolved(_ keyPath: AnyKeyPath) -> Never {
-        preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' does not read a @Persisted property.")
+        preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' does not read a single-value @Persisted "
+            + "property (links and collections are not supported in where { } yet).")
     }
 }

@@ -1,6 +1,6 @@
 /// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
 ///
-/// Nothing is read until asked: `count` reads a counter, elements are loaded on access. Results are
+/// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
 /// show the new state. A `for … in` loop walks the objects as they were when the loop started.
 /// Unsorted results have no guaranteed order.
