@@ -1,7 +1,13 @@
 import Foundation
 
+/// What a compiled test may read besides the record itself: the transaction, for the link hops,
+/// collections and backlinks of key paths through relationships.
+struct RowContext {
+    let txn: Transaction
+}
+
 /// A test of one record, compiled once per query (no re-interpretation per row).
-typealias RowTest = (RecordView) -> Bool
+typealias RowTest = (RecordView, RowContext) -> Bool
 
 /// A predicate bound to a class: key paths resolved, constants converted to the property's type,
 /// and every comparison compiled into a closure over record payloads.
@@ -18,18 +24,18 @@ indirect enum BoundNode {
     /// The whole predicate as one closure.
     func compile() -> RowTest {
         switch self {
-        case let .constant(b): return { _ in b }
+        case let .constant(b): return { _, _ in b }
         case let .not(inner):
             let t = inner.compile()
-            return { !t($0) }
+            return { !t($0, $1) }
         case let .and(parts):
             let tests = parts.map { $0.compile() }
-            if tests.count == 2 { let a = tests[0], b = tests[1]; return { a($0) && b($0) } }
-            return { view in tests.allSatisfy { $0(view) } }
+            if tests.count == 2 { let a = tests[0], b = tests[1]; return { a($0, $1) && b($0, $1) } }
+            return { view, context in tests.allSatisfy { $0(view, context) } }
         case let .or(parts):
             let tests = parts.map { $0.compile() }
-            if tests.count == 2 { let a = tests[0], b = tests[1]; return { a($0) || b($0) } }
-            return { view in tests.contains { $0(view) } }
+            if tests.count == 2 { let a = tests[0], b = tests[1]; return { a($0, $1) || b($0, $1) } }
+            return { view, context in tests.contains { $0(view, context) } }
         case let .term(term): return term.test
         case let .test(_, t): return t
         }
@@ -290,13 +296,13 @@ struct QueryBinder {
         // Exact integer equality/ordering against one integer constant: the common case, kept tight.
         if p.kind == .integer, !p.isOptional, constants.count == 1, case let .int(c) = constants[0],
            op != .in, op != .between {
-            return { view in
+            return { view, _ in
                 var at = 0
                 let v = view.payload(column).map { Varint.unzigzag(Varint.read($0, &at)) } ?? 0
                 return satisfies(op, v < c ? -1 : v == c ? 0 : 1)
             }
         }
-        return { view in
+        return { view, _ in
             evaluate(op, ScalarValue.decode(view.payload(column), p), constants, compare: ScalarValue.compare)
         }
     }
@@ -339,7 +345,7 @@ struct QueryBinder {
             }
         }
         let folding = caseInsensitive || diacriticInsensitive
-        return { view in
+        return { view, _ in
             let raw = view.payload(column) ?? UnsafeRawBufferPointer(start: nil, count: 0)
             if optional && raw.isEmpty { return nilResult }
             let s = marker ? UnsafeRawBufferPointer(rebasing: raw.dropFirst()) : raw
@@ -371,7 +377,7 @@ struct QueryBinder {
             return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self), caseInsensitive: caseInsensitive,
                                                  diacriticInsensitive: diacriticInsensitive).utf8))
         }
-        let test: RowTest = { view in
+        let test: RowTest = { view, _ in
             let x = folded(ScalarValue.decode(view.payload(colA), a))
             let y = folded(ScalarValue.decode(view.payload(colB), b))
             guard op.isStringOperator else { return QueryBinder.evaluate(op, x, [y], compare: ScalarValue.compare) }

@@ -7,6 +7,7 @@ struct QueryExecutor {
 
     func keys(_ plan: QueryPlan) throws -> [Int64] {
         let test = plan.residual?.compile()
+        let context = RowContext(txn: txn)
         switch plan.access {
         case .none:
             return []
@@ -15,7 +16,7 @@ struct QueryExecutor {
             try txn.withCursor(info.objectsDBI) { cursor in
                 var entry = try cursor.move(MDB_FIRST)
                 while let e = entry {
-                    if test.map({ t in RecordView(e.value).map(t) ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
+                    if test.map({ t in RecordView(e.value).map { t($0, context) } ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
                     entry = try cursor.move(MDB_NEXT)
                 }
             }
@@ -25,7 +26,7 @@ struct QueryExecutor {
             try QueryExecutor.walkKeys(scan, txn) { cursor in
                 if scan.objectsDB {
                     guard let e = try cursor.move(MDB_GET_CURRENT) else { return true }
-                    if test.map({ t in RecordView(e.value).map(t) ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
+                    if test.map({ t in RecordView(e.value).map { t($0, context) } ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
                     return true
                 }
                 var entry = try cursor.move(MDB_GET_CURRENT)
@@ -47,7 +48,9 @@ struct QueryExecutor {
 
     /// Whether the stored record of `key` passes `test`.
     private func matches(_ key: Int64, _ test: RowTest) throws -> Bool {
-        try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map(test) ?? false } }
+        try KeyCodec.withObjectKey(key) { k in
+            try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, RowContext(txn: txn)) } ?? false }
+        }
     }
 
     /// Number of matches of an exact index scan, read from the index without touching records.

@@ -102,7 +102,7 @@ extension Results {
         let txn = try lattice.readTransaction()
         for (i, key) in keys.enumerated() {
             let match = try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map(test) ?? false }
+                try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, RowContext(txn: txn)) } ?? false }
             }
             if match { return i }
         }
