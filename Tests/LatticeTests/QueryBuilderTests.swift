@@ -51,6 +51,8 @@ final class QueryBuilderTests: QueryTestCase {
         try assertSame(items.where { $0.float < 1 }, "float < 1.0")
         try assertSame(items.where { $0.int == $0.intIdx }, "int == intIdx")
         try assertSame(items.where { $0.int > $0.optInt }, "int > optInt")
+        try assertSame(items.where { $0.optString != $0.string && $0.bool == $0.optBool }, "optString != string AND bool == optBool")
+        try assertSame(items.where { $0.date <= $0.dateIdx || $0.decimal >= $0.optDecimal }, "date <= dateIdx OR decimal >= optDecimal")
         try assertSame(items.where { QueryPredicate(true) && $0.id < 10 }, "TRUEPREDICATE AND id < 10")
         // Filters and typed queries chain into one plan.
         try assertSame(try items.filter("int > 0").where { $0.intIdx == 2 }, "int > 0 AND intIdx == 2")

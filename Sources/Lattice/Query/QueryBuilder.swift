@@ -37,14 +37,22 @@ public struct QueryProperty<Value: _Persistable> {
     public static func == (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.equal, value(rhs)) }
     /// `property != value`.
     public static func != (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.notEqual, value(rhs)) }
-    /// `property == other` (another property, of this or a comparable type).
-    public static func == <W>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.equal, .keyPath(rhs.path)) }
-    /// `property != other`.
-    public static func != <W>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.notEqual, .keyPath(rhs.path)) }
-
     /// `property IN {values}`.
     public func `in`<S: Sequence>(_ values: S) -> QueryPredicate where S.Element == Value {
         compare(.in, .list(values.map { QueryProperty.value($0) }))
+    }
+}
+
+extension QueryProperty where Value: _QueryEquatable {
+    /// `property == other`: another property of the same type or its Optional.
+    public static func == <W: _QueryEquatable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
+        lhs.compare(.equal, .keyPath(rhs.path))
+    }
+    /// `property != other`.
+    public static func != <W: _QueryEquatable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
+        lhs.compare(.notEqual, .keyPath(rhs.path))
     }
 }
 
@@ -58,15 +66,21 @@ extension QueryProperty where Value: _QueryComparable {
     /// `property >= value`.
     public static func >= (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.greaterOrEqual, value(rhs)) }
     /// `property < other`.
-    public static func < <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.less, .keyPath(rhs.path)) }
+    public static func < <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate where W._QueryBase == Value._QueryBase {
+        lhs.compare(.less, .keyPath(rhs.path))
+    }
     /// `property <= other`.
-    public static func <= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate {
+    public static func <= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
         lhs.compare(.lessOrEqual, .keyPath(rhs.path))
     }
     /// `property > other`.
-    public static func > <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate { lhs.compare(.greater, .keyPath(rhs.path)) }
+    public static func > <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate where W._QueryBase == Value._QueryBase {
+        lhs.compare(.greater, .keyPath(rhs.path))
+    }
     /// `property >= other`.
-    public static func >= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate {
+    public static func >= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
         lhs.compare(.greaterOrEqual, .keyPath(rhs.path))
     }
 
@@ -138,21 +152,76 @@ public struct QueryPredicate {
     init(node: QueryNode) { self.node = node }
 }
 
+/// Types whose properties can be compared with each other in a type-safe query: `_QueryBase` is the
+/// type without Optional, and only properties with the same base compare (so a mismatch does not compile).
+public protocol _QueryEquatable {
+    /// The non-optional type.
+    associatedtype _QueryBase
+}
+
 /// Types whose properties can be ordered in a type-safe query (`<`, `BETWEEN`).
-public protocol _QueryComparable {}
-extension Int: _QueryComparable {}
-extension Int8: _QueryComparable {}
-extension Int16: _QueryComparable {}
-extension Int32: _QueryComparable {}
-extension Int64: _QueryComparable {}
-extension Float: _QueryComparable {}
-extension Double: _QueryComparable {}
-extension String: _QueryComparable {}
-extension Data: _QueryComparable {}
-extension Date: _QueryComparable {}
-extension UUID: _QueryComparable {}
-extension ObjectId: _QueryComparable {}
-extension Decimal: _QueryComparable {}
+public protocol _QueryComparable: _QueryEquatable {}
+
+extension Bool: _QueryEquatable {
+    /// Itself.
+    public typealias _QueryBase = Bool
+}
+extension Int: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int
+}
+extension Int8: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int8
+}
+extension Int16: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int16
+}
+extension Int32: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int32
+}
+extension Int64: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int64
+}
+extension Float: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Float
+}
+extension Double: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Double
+}
+extension String: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = String
+}
+extension Data: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Data
+}
+extension Date: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Date
+}
+extension UUID: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = UUID
+}
+extension ObjectId: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = ObjectId
+}
+extension Decimal: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Decimal
+}
+extension Optional: _QueryEquatable where Wrapped: _QueryEquatable {
+    /// The wrapped type's.
+    public typealias _QueryBase = Wrapped._QueryBase
+}
 extension Optional: _QueryComparable where Wrapped: _QueryComparable {}
 
 /// String types, for the string methods of a type-safe query.
