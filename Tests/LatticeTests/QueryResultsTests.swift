@@ -220,6 +220,11 @@ final class QueryResultsTests: QueryTestCase {
         XCTAssertEqual(try ids("int == int8"), [3])
         XCTAssertEqual(try ids("int8 > int"), [2, 4, 5])
         XCTAssertEqual(try ids("TRUEPREDICATE AND NOT FALSEPREDICATE"), [1, 2, 3, 4, 5])
+        for (p, expected) in [("int < %f", [Int]()), ("intIdx >= %f", []), ("double < %f", []), ("double > %f", []), ("int == %f", []),
+                              ("double == %f", []), ("int != %f", [1, 2, 3, 4, 5]), ("double != %f", [1, 2, 3, 4, 5]),
+                              ("double BETWEEN {0, %f}", []), ("float IN {%f, 0.25}", [3])] {
+            XCTAssertEqual(try ids(p, Double.nan), expected, "NaN is unordered: \(p)")
+        }
         XCTAssertEqual(try ids("kind == 'alpha' AND kind != %@", QKind.beta), [1, 2, 3, 4, 5])
         try lattice.write {
             lattice.object(ofType: QItem.self, forPrimaryKey: 1)!.data = Data("hello".utf8)

@@ -275,17 +275,20 @@ struct QueryBinder {
                          compare: (ScalarValue, ScalarValue) -> Int) -> Bool {
         func equal(_ c: ScalarValue) -> Bool {
             if c == .null || value == .null { return c == .null && value == .null }
+            if c.isNaN || value.isNaN { return false }
             return compare(value, c) == 0
         }
+        // As in IEEE 754, NaN is unordered: only `!=` holds.
+        if value.isNaN && op != .notEqual && op != .in && op != .equal { return false }
         switch op {
         case .equal: return equal(constants[0])
         case .notEqual: return !equal(constants[0])
         case .in: return constants.contains(where: equal)
         case .between:
-            if value == .null || constants[0] == .null || constants[1] == .null { return false }
+            if value == .null || constants.contains(where: { $0 == .null || $0.isNaN }) { return false }
             return compare(value, constants[0]) >= 0 && compare(value, constants[1]) <= 0
         default:
-            if value == .null || constants[0] == .null { return false }
+            if value == .null || constants[0] == .null || constants[0].isNaN { return false }
             return satisfies(op, compare(value, constants[0]))
         }
     }

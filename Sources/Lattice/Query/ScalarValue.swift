@@ -61,6 +61,15 @@ enum ScalarValue: Hashable {
         }
     }
 
+    /// A NaN Double or Decimal (unordered in predicates).
+    var isNaN: Bool {
+        switch self {
+        case let .double(d): return d.isNaN
+        case let .decimal(d): return d.isNaN
+        default: return false
+        }
+    }
+
     var decimalValue: Decimal {
         switch self {
         case .null: return 0
