@@ -126,9 +126,9 @@ final class QueryDifferentialTests: QueryTestCase {
             ]
             let (name, get, isFloat) = pick(props)
             let op = pick(Op.allCases)
-            let c = pick(QueryTestCase.doubles + [1.5, -1, 3])
+            let c = pick(QueryTestCase.doubles + [1.5, -1, 3, .nan])
             let constant = isFloat ? Double(Float(c)) : c
-            let form = pick(["\(c)", "%f", "%@"])
+            let form = c.isNaN ? pick(["%f", "%@"]) : pick(["\(c)", "%f", "%@"])
             return Generated(text: "\(name) \(op.rawValue) \(form)", args: form.hasPrefix("%") ? [c] : [],
                              eval: { QueryDifferentialTests.holds(op, get($0), constant) })
         }

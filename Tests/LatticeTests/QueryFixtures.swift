@@ -94,9 +94,9 @@ class QueryTestCase: XCTestCase {
         item.int16 = Int16(clamping: pick(ints))
         item.int32 = Int32(clamping: pick(ints))
         item.int64 = Int64(pick(ints))
-        item.double = pick(doubles)
-        item.optDouble = maybe(pick(doubles))
-        item.float = Float(pick(doubles))
+        item.double = pick(doubles + [.nan])
+        item.optDouble = maybe(pick(doubles + [.nan]))
+        item.float = Float(pick(doubles + [.nan]))
         let s = pick(strings)
         item.string = s
         item.stringIdx = s
