@@ -110,15 +110,17 @@ struct QueryBinder {
         guard let property = info.property(named: first) else {
             throw fail("'\(info.name)' has no property '\(first)' in key path '\(path)'", path.position)
         }
+        // The hook for relationships: links hop to `property.target` here, collections and backlinks
+        // become to-many paths.
+        guard let column = ScalarColumn(property) else {
+            throw fail("'\(info.name).\(first)' is a link or collection; key path '\(path)' through it is not supported yet", path.position)
+        }
         if path.segments.count > 1 {
             throw fail("'\(info.name).\(first)' is a \(property.property.type), not a link, so key path '\(path)' cannot continue", path.position)
         }
         if let op = path.collectionOperator {
             throw fail("'\(info.name).\(first)' is a \(property.property.type), not a collection; \(op.rawValue) needs a List, "
                 + "MutableSet, Map or LinkingObjects key path", path.position)
-        }
-        guard let column = ScalarColumn(property) else {
-            throw fail("'\(info.name).\(first)' is a link or collection; queries on it are not supported yet", path.position)
         }
         return column
     }
