@@ -356,6 +356,74 @@ final class QueryDifferentialTests: QueryTestCase {
     }
 }
 
+extension QueryDifferentialTests {
+    /// Random sorts (one to three keys, with and without a filter, with index walks) against a stable
+    /// Swift sort of the objects in object-key order.
+    func testGeneratedSortsMatchSwiftSort() throws {
+        var rng = SplitMix64(state: 11)
+        try lattice.write {
+            for id in 0..<250 {
+                let item = QItem()
+                item.id = id
+                QueryTestCase.randomize(item, &rng)
+                try lattice.add(item)
+            }
+        }
+        func order<T: Comparable>(_ a: T?, _ b: T?) -> Int {
+            switch (a, b) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case let (x?, y?): return x < y ? -1 : x == y ? 0 : 1
+            }
+        }
+        func doubles(_ a: Double?, _ b: Double?) -> Int {
+            // nil first, then NaN, then numbers.
+            order(a.map { $0.isNaN ? 0 : 1 }, b.map { $0.isNaN ? 0 : 1 }) != 0 ? order(a.map { $0.isNaN ? 0 : 1 }, b.map { $0.isNaN ? 0 : 1 })
+                : order(a.flatMap { $0.isNaN ? nil : $0 }, b.flatMap { $0.isNaN ? nil : $0 })
+        }
+        let keys: [(String, (QItem, QItem) -> Int)] = [
+            ("int", { order($0.int, $1.int) }), ("intIdx", { order($0.intIdx, $1.intIdx) }),
+            ("optInt", { order($0.optInt, $1.optInt) }), ("optIntIdx", { order($0.optIntIdx, $1.optIntIdx) }),
+            ("string", { order(Bytes(b: Array($0.string.utf8)), Bytes(b: Array($1.string.utf8))) }),
+            ("stringIdx", { order(Bytes(b: Array($0.stringIdx.utf8)), Bytes(b: Array($1.stringIdx.utf8))) }),
+            ("optStringIdx", { order($0.optStringIdx.map { Bytes(b: Array($0.utf8)) }, $1.optStringIdx.map { Bytes(b: Array($0.utf8)) }) }),
+            ("double", { doubles($0.double, $1.double) }), ("optDouble", { doubles($0.optDouble, $1.optDouble) }),
+            ("date", { order($0.date, $1.date) }), ("dateIdx", { order($0.dateIdx, $1.dateIdx) }),
+            ("bool", { order($0.bool ? 1 : 0, $1.bool ? 1 : 0) }), ("boolIdx", { order($0.boolIdx ? 1 : 0, $1.boolIdx ? 1 : 0) }),
+            ("decimal", { order($0.decimal, $1.decimal) }), ("objectIdIdx", { order($0.objectIdIdx, $1.objectIdIdx) }),
+            ("id", { order($0.id, $1.id) }),
+        ]
+        var gen = Gen(rng: SplitMix64(state: 13))
+        let all = Array(lattice.objects(QItem.self))
+        var walks = 0
+        for round in 0..<300 {
+            let chosen = (0..<Int.random(in: 1...3, using: &gen.rng)).map { _ in
+                (gen.pick(keys), Bool.random(using: &gen.rng))
+            }
+            var results = lattice.objects(QItem.self)
+            var filtered = all
+            if round % 3 == 0 {
+                let g = gen.predicate(1)
+                let (text, args) = QueryDifferentialTests.numberPositionals(g.text, g.args)
+                results = try results.filter(text, argumentArray: args)
+                filtered = all.filter(g.eval)
+            }
+            let sorted = try results.sorted(by: chosen.map { SortDescriptor(keyPath: $0.0.0, ascending: $0.1) })
+            if sorted.explain().contains("walk") { walks += 1 }
+            let expected = filtered.enumerated().sorted { a, b in
+                for ((_, compare), ascending) in chosen {
+                    let c = compare(a.element, b.element)
+                    if c != 0 { return ascending ? c < 0 : c > 0 }
+                }
+                return a.offset < b.offset
+            }.map(\.element.id)
+            XCTAssertEqual(sorted.map(\.id), expected, "\(chosen.map { "\($0.0.0) \($0.1)" }) plan \(sorted.explain())")
+        }
+        XCTAssertGreaterThan(walks, 10)
+    }
+}
+
 extension QueryDifferentialTests.Generated {
     /// `nil`/`NULL` literals take no argument.
     func fixingArgs() -> Self {
