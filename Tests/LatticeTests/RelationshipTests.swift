@@ -383,7 +383,7 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(try owner.dogs.min(ofProperty: "age") as Int?, 10)
         XCTAssertEqual(try owner.dogs.max(ofProperty: "age") as Int?, 30)
         XCTAssertEqual(try owner.dogs.sum(ofProperty: "age") as Int, 60)
-        XCTAssertEqual(try owner.dogs.average(ofProperty: "age"), 20)
+        XCTAssertEqual(try owner.dogs.average(ofProperty: "age") as Double?, 20)
         XCTAssertThrowsError(try owner.dogs.sum(ofProperty: "name") as Int) { error in
             guard case LatticeError.wrongType(_, "name", _, _) = error else { return XCTFail("\(error)") }
         }

@@ -294,6 +294,7 @@ extension Lattice {
                 if let elements = p.collectionDBI { try txn.drop(elements) }
             }
         }
+        for p in classesByName.values.flatMap(\.indexed) { if let folded = p.foldedIndexDBI { try txn.drop(folded) } }
         didChange()
     }
 
@@ -370,6 +371,7 @@ extension Lattice {
                     }
                 }
             }
+            try maintainFoldedIndexes(info, objectKey: objectKey, record: record, old: old, txn)
         }
         didChange()
     }

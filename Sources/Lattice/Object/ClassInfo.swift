@@ -9,6 +9,8 @@ final class PropertyInfo {
     let offset: Int
     let accessor: any PersistedField.Type
     let valueType: any _Persistable.Type
+    /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
+    var foldedIndexDBI: MDB_dbi?
     /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
     var indexDBI: MDB_dbi?
     /// The elements database of a List (`l:`), MutableSet (`s:`) or Map (`m:`) property.
@@ -77,6 +79,9 @@ final class ClassInfo {
             if let kind = p.property.collection { p.collectionDBI = dbis[FileLayout.collection(kind, schema.className, p.name)] }
             if p.linksObjects { p.linkID = FileLayout.linkID(schema.className, p.name) }
         }
+        for p in columns where p.indexDBI != nil && p.property.type == .string {
+            p.foldedIndexDBI = dbis[FileLayout.foldedIndex(schema.className, p.name)]
+        }
         indexed = columns.filter { $0.indexDBI != nil }
         maintained = columns.filter { $0.indexDBI != nil || $0.isLink }
         backlinkDBI = dbis[FileLayout.backlinks(schema.className)]
@@ -131,6 +136,7 @@ enum FileLayout {
                 if p.type == .object, let target = p.objectClassName { targets.insert(target) }
                 guard p.isIndexed, !(p.isPrimaryKey && p.type.isInteger && !p.isOptional) else { continue }
                 out.append((index(cls.className, p.name), true))
+                if p.type == .string && p.collection == nil { out.append((foldedIndex(cls.className, p.name), true)) }
             }
         }
         for target in targets.sorted() { out.append((backlinks(target), true)) }
@@ -139,6 +145,9 @@ enum FileLayout {
 
     /// Index keys longer than this are truncated; equality lookups then verify candidates.
     static let maxIndexKey = 480
+
+    /// The case-folded index of an indexed String property: same shape as `index`, keyed by the folded string.
+    static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
     /// Current file format version (meta key `format`).
     static let formatVersion: UInt32 = 1

@@ -1,111 +1,117 @@
 import Foundation
 
-/// A numeric or date property value, read for an aggregate.
-private enum AggregateValue {
-    case integer(Int64)
-    case floating(Double)
-    case decimal(Decimal)
-    case date(Date)
+/// Aggregates over one property of a collection's objects (FEATURES R6): one engine for ``Results``
+/// (fed from record payloads) and the other collections (fed from the objects).
+enum Aggregation {
+    /// The aggregated property, checked to suit the aggregate.
+    struct Target {
+        let className: String
+        let property: String
+        let kind: ScalarKind
+        let type: PropertyType
+    }
 
-    init?(_ value: Any) {
-        switch value {
-        case let v as Int: self = .integer(Int64(v))
-        case let v as Int8: self = .integer(Int64(v))
-        case let v as Int16: self = .integer(Int64(v))
-        case let v as Int32: self = .integer(Int64(v))
-        case let v as Int64: self = .integer(v)
-        case let v as Float: self = .floating(Double(v))
-        case let v as Double: self = .floating(v)
-        case let v as Decimal: self = .decimal(v)
-        case let v as Date: self = .date(v)
-        default: return nil
+    static func target(className: String, property name: String, _ property: Property?, allowDates: Bool) throws -> Target {
+        guard let property else { throw LatticeError.unknownProperty(className: className, property: name) }
+        guard let kind = ScalarKind(property), kind.isNumber || (allowDates && kind == .date) else {
+            throw LatticeError.wrongType(className: className, property: name, expected: allowDates ? "a number or a date" : "a number",
+                                         found: property.description)
+        }
+        return Target(className: className, property: name, kind: kind, type: property.type)
+    }
+
+    static func extreme<T: _Persistable>(_ values: [ScalarValue], _ t: Target, smallest: Bool, _ what: String) throws -> T? {
+        guard var best = values.first else { return nil }
+        for v in values.dropFirst() where ScalarValue.compare(v, best) * (smallest ? -1 : 1) > 0 { best = v }
+        return try cast(best.swiftValue(t.kind), t, what)
+    }
+
+    static func sum<T: _Persistable>(_ values: [ScalarValue], _ t: Target) throws -> T {
+        try cast(total(values, t).swiftValue(t.kind), t, "sum(ofProperty:)")
+    }
+
+    /// Integer properties average as Double; Decimal properties as Decimal.
+    static func average<T: _Persistable>(_ values: [ScalarValue], _ t: Target) throws -> T? {
+        if values.isEmpty { return nil }
+        let mean: Any?
+        switch try total(values, t) {
+        case let .int(i): mean = Double(i) / Double(values.count)
+        case let .double(d): mean = d / Double(values.count)
+        case let .decimal(d): mean = d / Decimal(values.count)
+        default: mean = nil
+        }
+        return try cast(mean, t, "average(ofProperty:)")
+    }
+
+    private static func total(_ values: [ScalarValue], _ t: Target) throws -> ScalarValue {
+        switch t.kind {
+        case .decimal: return .decimal(values.reduce(Decimal(0)) { $0 + $1.decimalValue })
+        case .float, .double: return .double(values.reduce(0.0) { if case let .double(d) = $1 { return $0 + d } else { return $0 } })
+        default:
+            var total: Int64 = 0
+            for case let .int(i) in values {
+                let (r, overflow) = total.addingReportingOverflow(i)
+                if overflow { throw LatticeError.invalidQuery(message: "the sum of '\(t.className).\(t.property)' overflows Int64.") }
+                total = r
+            }
+            return .int(total)
         }
     }
 
-    var asAny: Any {
-        switch self {
-        case let .integer(v): return v
-        case let .floating(v): return v
-        case let .decimal(v): return v
-        case let .date(v): return v
+    private static func cast<T: _Persistable>(_ value: Any?, _ t: Target, _ what: String) throws -> T {
+        guard let converted = T._latticeCast(value ?? (Optional<Int>.none as Any)) else {
+            throw LatticeError.invalidQuery(message: "\(what) of '\(t.className).\(t.property)' (\(t.type)) "
+                + "is \(value.map { "\($0)" } ?? "nil"), which cannot be returned as \(T.self).")
         }
+        return converted
     }
 
-    var asDouble: Double {
-        switch self {
-        case let .integer(v): return Double(v)
-        case let .floating(v): return v
-        case let .decimal(v): return NSDecimalNumber(decimal: v).doubleValue
-        case let .date(v): return v.timeIntervalSinceReferenceDate
+    /// The non-nil values of the target property of `objects` (managed or not).
+    static func values<S: Sequence>(_ objects: S, _ t: Target) -> [ScalarValue] where S.Element: Object {
+        objects.compactMap { object -> ScalarValue? in
+            switch object.value(ofProperty: t.property) {
+            case let v as Bool: return .int(v ? 1 : 0)
+            case let v as Date: return .double(v.timeIntervalSinceReferenceDate)
+            case let v as Decimal: return .decimal(v)
+            case let v as Float: return .double(Double(v))
+            case let v as Double: return .double(v)
+            case let v?: return Int64._latticeCast(v).map { .int($0) }
+            case nil: return nil
+            }
         }
-    }
-
-    static func < (a: AggregateValue, b: AggregateValue) -> Bool {
-        switch (a, b) {
-        case let (.integer(x), .integer(y)): return x < y
-        case let (.decimal(x), .decimal(y)): return x < y
-        case let (.date(x), .date(y)): return x < y
-        default: return a.asDouble < b.asDouble
-        }
-    }
-
-    static func + (a: AggregateValue, b: AggregateValue) -> AggregateValue {
-        switch (a, b) {
-        case let (.integer(x), .integer(y)): return .integer(x &+ y)
-        case let (.decimal(x), .decimal(y)): return .decimal(x + y)
-        default: return .floating(a.asDouble + b.asDouble)
-        }
-    }
-}
-
-/// Aggregates over a property of the objects of a collection (FEATURES R6).
-enum Aggregates {
-    enum Kind { case min, max, sum, average }
-
-    /// The non-nil values of `property`, after checking that it suits `kind`.
-    private static func values<S: Sequence>(_ objects: S, _ property: String, _ kind: Kind) throws -> [AggregateValue] where S.Element: Object {
-        let metadata = try ModelMetadata.of(S.Element.self)
-        let className = metadata.schema.className
-        guard let p = metadata.schema[property] else { throw LatticeError.unknownProperty(className: className, property: property) }
-        let numeric: Set<PropertyType> = [.int, .int8, .int16, .int32, .int64, .float, .double, .decimal]
-        let allowed = (kind == .min || kind == .max) ? numeric.union([.date]) : numeric
-        guard p.collection == nil, allowed.contains(p.type) else {
-            throw LatticeError.wrongType(className: className, property: property,
-                                         expected: kind == .min || kind == .max ? "a number or a date" : "a number",
-                                         found: p.description)
-        }
-        return objects.compactMap { $0.value(ofProperty: property).flatMap(AggregateValue.init) }
-    }
-
-    static func extreme<S: Sequence, T: _Persistable>(_ objects: S, _ property: String, _ kind: Kind) throws -> T? where S.Element: Object {
-        let all = try values(objects, property, kind)
-        let best = kind == .min ? all.min(by: <) : all.max(by: <)
-        return best.flatMap { T._latticeCast($0.asAny) }
-    }
-
-    static func sum<S: Sequence, T: _Persistable>(_ objects: S, _ property: String) throws -> T where S.Element: Object {
-        let total = try values(objects, property, .sum).reduce(AggregateValue.integer(0), +)
-        guard let result = T._latticeCast(total.asAny) else {
-            throw LatticeError.wrongType(className: "\(S.Element.self)", property: property, expected: "\(type(of: total.asAny))", found: "\(T.self)")
-        }
-        return result
-    }
-
-    static func average<S: Sequence>(_ objects: S, _ property: String) throws -> Double? where S.Element: Object {
-        let all = try values(objects, property, .average)
-        return all.isEmpty ? nil : all.reduce(0) { $0 + $1.asDouble } / Double(all.count)
     }
 }
 
 extension LatticeCollection where Element: Object {
-    /// The smallest value of a numeric or date property (nil values skipped; nil when empty).
-    public func min<T: _Persistable>(ofProperty property: String) throws -> T? { try Aggregates.extreme(self, property, .min) }
-    /// The largest value of a numeric or date property (nil values skipped; nil when empty).
-    public func max<T: _Persistable>(ofProperty property: String) throws -> T? { try Aggregates.extreme(self, property, .max) }
-    /// The sum of a numeric property (0 when empty).
-    public func sum<T: _Persistable>(ofProperty property: String) throws -> T { try Aggregates.sum(self, property) }
-    /// The mean of a numeric property (nil when empty).
-    public func average(ofProperty property: String) throws -> Double? { try Aggregates.average(self, property) }
+    private func target(_ name: String, allowDates: Bool) throws -> Aggregation.Target {
+        let schema = try ModelMetadata.of(Element.self).schema
+        return try Aggregation.target(className: schema.className, property: name, schema[name], allowDates: allowDates)
+    }
+
+    /// The smallest non-nil value of a number or Date property, or nil when there is none.
+    public func min<T: _Persistable>(ofProperty property: String) throws -> T? {
+        let t = try target(property, allowDates: true)
+        return try Aggregation.extreme(Aggregation.values(self, t), t, smallest: true, "min(ofProperty:)")
+    }
+
+    /// The largest non-nil value of a number or Date property, or nil when there is none.
+    public func max<T: _Persistable>(ofProperty property: String) throws -> T? {
+        let t = try target(property, allowDates: true)
+        return try Aggregation.extreme(Aggregation.values(self, t), t, smallest: false, "max(ofProperty:)")
+    }
+
+    /// The sum of the non-nil values of a number property (0 when there are none).
+    public func sum<T: _Persistable>(ofProperty property: String) throws -> T {
+        let t = try target(property, allowDates: false)
+        return try Aggregation.sum(Aggregation.values(self, t), t)
+    }
+
+    /// The mean of the non-nil values of a number property, or nil when there are none: Double for
+    /// integer and floating-point properties, Decimal for Decimal ones.
+    public func average<T: _Persistable>(ofProperty property: String) throws -> T? {
+        let t = try target(property, allowDates: false)
+        return try Aggregation.average(Aggregation.values(self, t), t)
+    }
 }
 
 extension LatticeCollection where Element: AdditiveArithmetic {

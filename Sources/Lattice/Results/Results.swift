@@ -1,8 +1,6 @@
-import CLMDB
-
 /// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
 ///
-/// Nothing is read until asked: `count` reads a counter, elements are loaded on access. Results are
+/// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
 /// show the new state. A `for … in` loop walks the objects as they were when the loop started.
 /// Unsorted results have no guaranteed order.
@@ -10,11 +8,14 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The handle the results read from.
     public let lattice: Lattice
     let info: ClassInfo?
+    /// The predicate, sorts and distinct steps (see Results+Query.swift).
+    let query: ResultsQuery
     private let cache = KeyCache()
 
-    init(lattice: Lattice, info: ClassInfo?) {
+    init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery()) {
         self.lattice = lattice
         self.info = info
+        self.query = query
     }
 
     /// Object keys in order, computed once per change of the handle's view.
@@ -23,21 +24,11 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         var keys: [Int64] = []
     }
 
-    private func keys() -> [Int64] {
+    /// The matching object keys in result order, evaluated once per change of the handle's view.
+    func keys() -> [Int64] {
         guard let info else { return [] }
         if cache.generation == lattice.generation { return cache.keys }
-        cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in
-            try txn.withCursor(info.objectsDBI) { cursor in
-                var keys: [Int64] = []
-                keys.reserveCapacity(try txn.count(info.objectsDBI))
-                var entry = try cursor.move(MDB_FIRST)
-                while let e = entry {
-                    keys.append(KeyCodec.int(e.key))
-                    entry = try cursor.move(MDB_NEXT)
-                }
-                return keys
-            }
-        }
+        cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
         cache.generation = lattice.generation
         return cache.keys
     }
@@ -51,7 +42,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var count: Int {
         guard let info else { return 0 }
         if cache.generation == lattice.generation { return cache.keys.count }
-        return lattice.reading("the count of '\(info.name)'") { try $0.count(info.objectsDBI) }
+        if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
+        return keys().count
     }
 
     /// The object at `position`; out of range stops with a message.
@@ -66,6 +58,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public func index(of object: Element) -> Int? {
         guard object._lattice?.env === lattice.env, object._info === info, (try? object.currentRecord(lattice)) != nil else { return nil }
         let keys = keys()
+        // Only unordered results are in object-key order.
+        if !query.ops.isEmpty { return keys.firstIndex(of: object._key) }
         var low = 0
         var high = keys.count
         while low < high {

@@ -1,0 +1,403 @@
+import Foundation
+
+/// What a compiled test may read besides the record itself: the transaction, for the link hops,
+/// collections and backlinks of key paths through relationships.
+struct RowContext {
+    let txn: Transaction
+}
+
+/// A test of one record, compiled once per query (no re-interpretation per row).
+typealias RowTest = (RecordView, RowContext) -> Bool
+
+/// A predicate bound to a class: key paths resolved, constants converted to the property's type,
+/// and every comparison compiled into a closure over record payloads.
+indirect enum BoundNode {
+    case constant(Bool)
+    case not(BoundNode)
+    case and([BoundNode])
+    case or([BoundNode])
+    /// A stored scalar property against constants: the shape the planner can serve from an index.
+    case term(ScalarTerm)
+    /// Any other comparison (property against property, ...), described for `explain()`.
+    case test(String, RowTest)
+
+    /// The whole predicate as one closure.
+    func compile() -> RowTest {
+        switch self {
+        case let .constant(b): return { _, _ in b }
+        case let .not(inner):
+            let t = inner.compile()
+            return { !t($0, $1) }
+        case let .and(parts):
+            let tests = parts.map { $0.compile() }
+            if tests.count == 2 { let a = tests[0], b = tests[1]; return { a($0, $1) && b($0, $1) } }
+            return { view, context in tests.allSatisfy { $0(view, context) } }
+        case let .or(parts):
+            let tests = parts.map { $0.compile() }
+            if tests.count == 2 { let a = tests[0], b = tests[1]; return { a($0, $1) || b($0, $1) } }
+            return { view, context in tests.contains { $0(view, context) } }
+        case let .term(term): return term.test
+        case let .test(_, t): return t
+        }
+    }
+
+    var description: String {
+        switch self {
+        case let .constant(b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case let .not(inner): return "NOT " + inner.parenthesized
+        case let .and(parts): return parts.map(\.parenthesized).joined(separator: " AND ")
+        case let .or(parts): return parts.map(\.parenthesized).joined(separator: " OR ")
+        case let .term(term): return term.description
+        case let .test(text, _): return text
+        }
+    }
+
+    private var parenthesized: String {
+        switch self {
+        case .and, .or: return "(\(description))"
+        default: return description
+        }
+    }
+}
+
+/// `property op constants` with the constants already in the property's comparison form.
+struct ScalarTerm {
+    let property: PropertyInfo
+    let op: QueryOperator
+    let options: QueryStringOptions
+    /// One value; the list of `IN`; the two bounds of `BETWEEN`.
+    let constants: [ScalarValue]
+    /// The constants as written (for descriptions).
+    let literals: [QueryValue]
+    let test: RowTest
+
+    var description: String {
+        let rhs: String
+        switch op {
+        case .in: rhs = "{" + literals.map(\.description).joined(separator: ", ") + "}"
+        case .between: rhs = "{" + literals.map(\.description).joined(separator: ", ") + "}"
+        default: rhs = literals.first?.description ?? "nil"
+        }
+        return "\(property.name) \(op.rawValue)\(options.suffix) \(rhs)"
+    }
+}
+
+/// Binds a ``QueryNode`` to a class.
+struct QueryBinder {
+    let info: ClassInfo
+
+    func bind(_ node: QueryNode) throws -> BoundNode {
+        switch node {
+        case let .constant(b): return .constant(b)
+        case let .not(inner): return .not(try bind(inner))
+        case let .and(parts): return .and(try parts.map(bind))
+        case let .or(parts): return .or(try parts.map(bind))
+        case let .comparison(c): return try bind(c)
+        }
+    }
+
+    private func fail(_ message: String, _ position: Int) -> LatticeError {
+        .invalidQuery(message: "\(message) (at column \(position)).")
+    }
+
+    /// Resolves a key path to a stored property. Link hops, to-many paths, collection operators and
+    /// SUBQUERY variables resolve here once the schema has links; until then they are rejected by name.
+    func resolve(_ path: QueryKeyPath) throws -> ScalarColumn {
+        if let variable = path.variable {
+            throw fail("'$\(variable)' can only be used inside SUBQUERY over a to-many key path", path.position)
+        }
+        guard let first = path.segments.first else { throw fail("empty key path", path.position) }
+        guard let property = info.property(named: first) else {
+            throw fail("'\(info.name)' has no property '\(first)' in key path '\(path)'", path.position)
+        }
+        // The hook for relationships: links hop to `property.target` here, collections and backlinks
+        // become to-many paths.
+        guard let column = ScalarColumn(property) else {
+            throw fail("'\(info.name).\(first)' is a link or collection; key path '\(path)' through it is not supported yet", path.position)
+        }
+        if path.segments.count > 1 {
+            throw fail("'\(info.name).\(first)' is a \(property.property.type), not a link, so key path '\(path)' cannot continue", path.position)
+        }
+        if let op = path.collectionOperator {
+            throw fail("'\(info.name).\(first)' is a \(property.property.type), not a collection; \(op.rawValue) needs a List, "
+                + "MutableSet, Map or LinkingObjects key path", path.position)
+        }
+        return column
+    }
+
+    private func bind(_ c: QueryComparison) throws -> BoundNode {
+        var lhs = c.lhs, rhs = c.rhs, op = c.op
+        for side in [lhs, rhs] {
+            if case .subquery(let collection, _, _, let position) = side {
+                let p = try resolve(collection)
+                throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a to-many property; SUBQUERY needs a List, "
+                    + "MutableSet or LinkingObjects key path", position)
+            }
+        }
+        // Put the key path on the left: `5 < age` is `age > 5`.
+        if case .keyPath = rhs, !isKeyPath(lhs) {
+            guard let flipped = op.flipped else {
+                if case let .keyPath(path) = rhs, op == .in {
+                    let p = try resolve(path)
+                    throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a collection; 'value IN key path' needs a "
+                        + "List or MutableSet", c.position)
+                }
+                throw fail("the left side of \(op.rawValue) must be a key path", c.position)
+            }
+            swap(&lhs, &rhs)
+            op = flipped
+        }
+        guard case let .keyPath(path) = lhs else {
+            throw fail("a comparison needs a key path on at least one side (found \(lhs) \(op.rawValue) \(rhs))", c.position)
+        }
+        let property = try resolve(path)
+        if let q = c.quantifier {
+            throw fail("'\(info.name).\(property.name)' is a \(property.property.property.type), not a to-many property; \(q.rawValue) needs a "
+                + "List, MutableSet or LinkingObjects key path", c.position)
+        }
+        if case let .keyPath(other) = rhs {
+            return try bindPropertyPair(property, op, c.options, try resolve(other), c.position)
+        }
+        let literals: [QueryValue]
+        switch (op, rhs) {
+        case let (.in, .list(items)), let (.between, .list(items)):
+            literals = try items.map { item in
+                guard case let .value(v) = item else { throw fail("\(op.rawValue) expects a list of values, found \(item)", c.position) }
+                return v
+            }
+            if op == .between && literals.count != 2 {
+                throw fail("BETWEEN expects two values, found \(literals.count)", c.position)
+            }
+        case (.in, _), (.between, _):
+            throw fail("\(op.rawValue) expects a list such as {1, 2} or an array argument, found \(rhs)", c.position)
+        case let (_, .value(v)):
+            literals = [v]
+        default:
+            throw fail("\(op.rawValue) expects a single value, found \(rhs)", c.position)
+        }
+        return .term(try makeTerm(property, op, c.options, literals, c.position))
+    }
+
+    private func isKeyPath(_ e: QueryExpression) -> Bool {
+        if case .keyPath = e { return true }
+        return false
+    }
+
+    // MARK: Terms
+
+    private func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
+        let type = p.property.property.type
+        let name = "'\(info.name).\(p.name)' (\(type))"
+        if op.isStringOperator && type != .string && type != .data {
+            throw fail("\(op.rawValue) needs a String or Data property; \(name) is not one", position)
+        }
+        if op.isOrdering && type == .bool {
+            throw fail("\(op.rawValue) cannot order Bool values of \(name)", position)
+        }
+        if !options.isEmpty && type != .string {
+            throw fail("the options \(options.suffix) apply only to String properties; \(name) is not one", position)
+        }
+    }
+
+    /// A constant in the property's comparison form; throws on a type mismatch.
+    private func convert(_ value: QueryValue, for p: ScalarColumn, _ options: QueryStringOptions, _ position: Int) throws -> ScalarValue {
+        let type = p.property.property.type
+        func mismatch() -> LatticeError {
+            fail("type mismatch: '\(info.name).\(p.name)' is \(type)\(p.isOptional ? "?" : "") and cannot be compared with "
+                + "\(value) (\(value.typeName))", position)
+        }
+        switch (value, type) {
+        case (.null, _): return .null
+        case let (.bool(b), .bool): return .int(b ? 1 : 0)
+        case let (.int(i), .int), let (.int(i), .int8), let (.int(i), .int16), let (.int(i), .int32), let (.int(i), .int64):
+            return .int(i)
+        case let (.double(d), .int), let (.double(d), .int8), let (.double(d), .int16), let (.double(d), .int32), let (.double(d), .int64):
+            return .double(d)
+        case let (.decimal(d), .int), let (.decimal(d), .int8), let (.decimal(d), .int16), let (.decimal(d), .int32), let (.decimal(d), .int64):
+            return .double(NSDecimalNumber(decimal: d).doubleValue)
+        // Float properties compare with constants rounded to Float, so `height == 1.1` finds 1.1 stored as Float.
+        case let (.int(i), .float): return .double(Double(Float(i)))
+        case let (.double(d), .float): return .double(Double(Float(d)))
+        case let (.decimal(d), .float): return .double(Double(Float(NSDecimalNumber(decimal: d).doubleValue)))
+        case let (.int(i), .double): return .double(Double(i))
+        case let (.double(d), .double): return .double(d)
+        case let (.decimal(d), .double): return .double(NSDecimalNumber(decimal: d).doubleValue)
+        case let (.int(i), .decimal): return .decimal(Decimal(i))
+        case let (.double(d), .decimal): return .decimal(Decimal(d))
+        case let (.decimal(d), .decimal): return .decimal(d)
+        case let (.date(d), .date): return .double(d.timeIntervalSinceReferenceDate)
+        case let (.string(s), .string):
+            return .bytes(options.isEmpty ? Array(s.utf8)
+                : Array(CaseFolding.fold(s, caseInsensitive: options.contains(.caseInsensitive),
+                                         diacriticInsensitive: options.contains(.diacriticInsensitive)).utf8))
+        case let (.data(d), .data): return .bytes(Array(d))
+        case let (.string(s), .data): return .bytes(Array(s.utf8))
+        case let (.uuid(u), .uuid): return .bytes(withUnsafeBytes(of: u.uuid) { Array($0) })
+        case let (.string(s), .uuid):
+            guard let u = UUID(uuidString: s) else { throw mismatch() }
+            return .bytes(withUnsafeBytes(of: u.uuid) { Array($0) })
+        case let (.objectId(o), .objectId): return .bytes(o.byteArray)
+        case let (.string(s), .objectId):
+            guard let o = ObjectId(string: s) else { throw mismatch() }
+            return .bytes(o.byteArray)
+        default: throw mismatch()
+        }
+    }
+
+    func makeTerm(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ literals: [QueryValue],
+                  _ position: Int) throws -> ScalarTerm {
+        try checkOperator(p, op, options, position)
+        let constants = try literals.map { try convert($0, for: p, options, position) }
+        if op.isStringOperator, constants.contains(.null) {
+            throw fail("\(op.rawValue) cannot take nil", position)
+        }
+        let test: RowTest = p.kind.isBytes
+            ? QueryBinder.bytesTest(p, op, options, constants)
+            : QueryBinder.valueTest(p, op, constants)
+        return ScalarTerm(property: p.property, op: op, options: options, constants: constants, literals: literals, test: test)
+    }
+
+    /// Whether a non-nil comparison result satisfies `op` (for ==, !=, <, <=, >, >=).
+    @inline(__always)
+    static func satisfies(_ op: QueryOperator, _ order: Int) -> Bool {
+        switch op {
+        case .equal: return order == 0
+        case .notEqual: return order != 0
+        case .less: return order < 0
+        case .lessOrEqual: return order <= 0
+        case .greater: return order > 0
+        case .greaterOrEqual: return order >= 0
+        default: return false
+        }
+    }
+
+    /// Evaluates `value op constants` with nil semantics: nil equals only nil; ordering with nil is false.
+    @inline(__always)
+    static func evaluate(_ op: QueryOperator, _ value: ScalarValue, _ constants: [ScalarValue],
+                         compare: (ScalarValue, ScalarValue) -> Int) -> Bool {
+        func equal(_ c: ScalarValue) -> Bool {
+            if c == .null || value == .null { return c == .null && value == .null }
+            if c.isNaN || value.isNaN { return false }
+            return compare(value, c) == 0
+        }
+        // As in IEEE 754, NaN is unordered: only `!=` holds.
+        if value.isNaN && op != .notEqual && op != .in && op != .equal { return false }
+        switch op {
+        case .equal: return equal(constants[0])
+        case .notEqual: return !equal(constants[0])
+        case .in: return constants.contains(where: equal)
+        case .between:
+            if value == .null || constants.contains(where: { $0 == .null || $0.isNaN }) { return false }
+            return compare(value, constants[0]) >= 0 && compare(value, constants[1]) <= 0
+        default:
+            if value == .null || constants[0] == .null || constants[0].isNaN { return false }
+            return satisfies(op, compare(value, constants[0]))
+        }
+    }
+
+    /// Numbers, Bool, Decimal and Date: decode to a ``ScalarValue`` (no allocation) and compare.
+    private static func valueTest(_ p: ScalarColumn, _ op: QueryOperator, _ constants: [ScalarValue]) -> RowTest {
+        let column = p.column
+        // Exact integer equality/ordering against one integer constant: the common case, kept tight.
+        if p.kind == .integer, !p.isOptional, constants.count == 1, case let .int(c) = constants[0],
+           op != .in, op != .between {
+            return { view, _ in
+                var at = 0
+                let v = view.payload(column).map { Varint.unzigzag(Varint.read($0, &at)) } ?? 0
+                return satisfies(op, v < c ? -1 : v == c ? 0 : 1)
+            }
+        }
+        return { view, _ in
+            evaluate(op, ScalarValue.decode(view.payload(column), p), constants, compare: ScalarValue.compare)
+        }
+    }
+
+    /// String, Data, UUID and ObjectId: compare payload bytes in place (folded first for `[c]`/`[d]`).
+    private static func bytesTest(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions,
+                                  _ constants: [ScalarValue]) -> RowTest {
+        let column = p.column
+        let optional = p.isOptional
+        let marker = p.hasMarker
+        let patterns: [[UInt8]?] = constants.map { if case let .bytes(b) = $0 { return b } else { return nil } }
+        let likePatterns = patterns.map { $0.map { Array(String(decoding: $0, as: UTF8.self).unicodeScalars) } ?? [] }
+        let caseInsensitive = options.contains(.caseInsensitive)
+        let diacriticInsensitive = options.contains(.diacriticInsensitive)
+        // A nil value: equal only to nil; every other operator is false (but `!= x` is true).
+        let nilResult: Bool = {
+            switch op {
+            case .equal: return patterns[0] == nil
+            case .notEqual: return patterns[0] != nil
+            case .in: return patterns.contains { $0 == nil }
+            default: return false
+            }
+        }()
+        func match(_ s: UnsafeRawBufferPointer) -> Bool {
+            func equal(_ c: [UInt8]?) -> Bool { c.map { s.count == $0.count && compareBytes(s, $0) == 0 } ?? false }
+            switch op {
+            case .equal: return equal(patterns[0])
+            case .notEqual: return !equal(patterns[0])
+            case .in: return patterns.contains(where: equal)
+            case .between:
+                guard let low = patterns[0], let high = patterns[1] else { return false }
+                return compareBytes(s, low) >= 0 && compareBytes(s, high) <= 0
+            case .beginsWith: return ByteMatching.hasPrefix(s, patterns[0]!)
+            case .endsWith: return ByteMatching.hasSuffix(s, patterns[0]!)
+            case .contains: return ByteMatching.contains(s, patterns[0]!)
+            case .like: return ByteMatching.like(Array(String(decoding: s, as: UTF8.self).unicodeScalars), likePatterns[0])
+            default:
+                guard let c = patterns[0] else { return false }
+                return satisfies(op, compareBytes(s, c))
+            }
+        }
+        let folding = caseInsensitive || diacriticInsensitive
+        return { view, _ in
+            let raw = view.payload(column) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            if optional && raw.isEmpty { return nilResult }
+            let s = marker ? UnsafeRawBufferPointer(rebasing: raw.dropFirst()) : raw
+            if !folding { return match(s) }
+            var folded = CaseFolding.fold(String(decoding: s, as: UTF8.self), caseInsensitive: caseInsensitive,
+                                          diacriticInsensitive: diacriticInsensitive)
+            return folded.withUTF8 { match(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    // MARK: Property against property
+
+    private func bindPropertyPair(_ a: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ b: ScalarColumn,
+                                  _ position: Int) throws -> BoundNode {
+        guard op != .in, op != .between else {
+            throw fail("\(op.rawValue) needs a list on its right side, not the key path '\(b.name)'", position)
+        }
+        try checkOperator(a, op, options, position)
+        try checkOperator(b, op, options, position)
+        let compatible = a.kind == b.kind || (a.kind.isNumber && b.kind.isNumber) || Set([a.kind, b.kind]) == [.string, .data]
+        guard compatible else {
+            throw fail("type mismatch: '\(info.name).\(a.name)' (\(a.property.property.type)) cannot be compared with "
+                + "'\(info.name).\(b.name)' (\(b.property.property.type))", position)
+        }
+        let colA = a.column, colB = b.column
+        let caseInsensitive = options.contains(.caseInsensitive), diacriticInsensitive = options.contains(.diacriticInsensitive)
+        func folded(_ v: ScalarValue) -> ScalarValue {
+            guard !options.isEmpty, case let .bytes(bytes) = v else { return v }
+            return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self), caseInsensitive: caseInsensitive,
+                                                 diacriticInsensitive: diacriticInsensitive).utf8))
+        }
+        let test: RowTest = { view, _ in
+            let x = folded(ScalarValue.decode(view.payload(colA), a))
+            let y = folded(ScalarValue.decode(view.payload(colB), b))
+            guard op.isStringOperator else { return QueryBinder.evaluate(op, x, [y], compare: ScalarValue.compare) }
+            guard case let .bytes(s) = x, case let .bytes(p) = y else { return false }
+            return s.withUnsafeBytes { s in
+                switch op {
+                case .beginsWith: return ByteMatching.hasPrefix(s, p)
+                case .endsWith: return ByteMatching.hasSuffix(s, p)
+                case .contains: return ByteMatching.contains(s, p)
+                default:
+                    return ByteMatching.like(Array(String(decoding: s, as: UTF8.self).unicodeScalars),
+                                             Array(String(decoding: p, as: UTF8.self).unicodeScalars))
+                }
+            }
+        }
+        return .test("\(a.name) \(op.rawValue)\(options.suffix) \(b.name)", test)
+    }
+}

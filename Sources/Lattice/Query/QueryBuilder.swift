@@ -1,0 +1,295 @@
+import Foundation
+
+/// The `$0` of a type-safe query (``Results/where(_:)``): each persisted property of the model is a
+/// member of type ``QueryProperty``.
+///
+/// ```swift
+/// dogs.where { $0.age < 2 && $0.name.starts(with: "R", options: .caseInsensitive) }
+/// ```
+@dynamicMemberLookup
+public struct QueryObject<Root: Object> {
+    let resolver: KeyPathResolver<Root>
+
+    /// The query operand for a persisted property.
+    public subscript<V: _Persistable>(dynamicMember keyPath: KeyPath<Root, V>) -> QueryProperty<V> {
+        QueryProperty(path: QueryKeyPath(variable: nil, segments: [resolver.name(of: keyPath)], position: 1))
+    }
+}
+
+/// A property inside a type-safe query; compare it with values or other properties to get a
+/// ``QueryPredicate``.
+public struct QueryProperty<Value: _Persistable> {
+    let path: QueryKeyPath
+
+    init(path: QueryKeyPath) { self.path = path }
+
+    private func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
+        QueryPredicate(node: .comparison(QueryComparison(quantifier: nil, lhs: .keyPath(path), op: op, options: options,
+                                                         rhs: rhs, position: 1)))
+    }
+
+    /// Every persistable value converts (an unconvertible one, which cannot occur, would compare as nil).
+    private static func value(_ v: Value) -> QueryExpression {
+        (try? QueryParser.expression(fromArgument: v._latticeAnyValue)) ?? .value(.null)
+    }
+
+    /// `property == value` (nil equals nil).
+    public static func == (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.equal, value(rhs)) }
+    /// `property != value`.
+    public static func != (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.notEqual, value(rhs)) }
+    /// `property IN {values}`.
+    public func `in`<S: Sequence>(_ values: S) -> QueryPredicate where S.Element == Value {
+        compare(.in, .list(values.map { QueryProperty.value($0) }))
+    }
+}
+
+extension QueryProperty where Value: _QueryEquatable {
+    /// `property == other`: another property of the same type or its Optional.
+    public static func == <W: _QueryEquatable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
+        lhs.compare(.equal, .keyPath(rhs.path))
+    }
+    /// `property != other`.
+    public static func != <W: _QueryEquatable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
+        lhs.compare(.notEqual, .keyPath(rhs.path))
+    }
+}
+
+extension QueryProperty where Value: _QueryComparable {
+    /// `property < value`.
+    public static func < (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.less, value(rhs)) }
+    /// `property <= value`.
+    public static func <= (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.lessOrEqual, value(rhs)) }
+    /// `property > value`.
+    public static func > (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.greater, value(rhs)) }
+    /// `property >= value`.
+    public static func >= (lhs: QueryProperty, rhs: Value) -> QueryPredicate { lhs.compare(.greaterOrEqual, value(rhs)) }
+    /// `property < other`.
+    public static func < <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate where W._QueryBase == Value._QueryBase {
+        lhs.compare(.less, .keyPath(rhs.path))
+    }
+    /// `property <= other`.
+    public static func <= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
+        lhs.compare(.lessOrEqual, .keyPath(rhs.path))
+    }
+    /// `property > other`.
+    public static func > <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate where W._QueryBase == Value._QueryBase {
+        lhs.compare(.greater, .keyPath(rhs.path))
+    }
+    /// `property >= other`.
+    public static func >= <W: _QueryComparable>(lhs: QueryProperty, rhs: QueryProperty<W>) -> QueryPredicate
+    where W._QueryBase == Value._QueryBase {
+        lhs.compare(.greaterOrEqual, .keyPath(rhs.path))
+    }
+
+    /// `property BETWEEN {low, high}` (inclusive).
+    public func between(_ low: Value, _ high: Value) -> QueryPredicate {
+        compare(.between, .list([QueryProperty.value(low), QueryProperty.value(high)]))
+    }
+}
+
+extension QueryProperty where Value: _QueryString {
+    /// `property BEGINSWITH prefix`.
+    public func starts(with prefix: String, options: QueryStringComparison = []) -> QueryPredicate {
+        compare(.beginsWith, .value(.string(prefix)), options.query)
+    }
+    /// `property ENDSWITH suffix`.
+    public func ends(with suffix: String, options: QueryStringComparison = []) -> QueryPredicate {
+        compare(.endsWith, .value(.string(suffix)), options.query)
+    }
+    /// `property CONTAINS text`.
+    public func contains(_ text: String, options: QueryStringComparison = []) -> QueryPredicate {
+        compare(.contains, .value(.string(text)), options.query)
+    }
+    /// `property LIKE pattern` (`?` one character, `*` any run).
+    public func like(_ pattern: String, options: QueryStringComparison = []) -> QueryPredicate {
+        compare(.like, .value(.string(pattern)), options.query)
+    }
+    /// `property ==[options] text`.
+    public func equals(_ text: String, options: QueryStringComparison = []) -> QueryPredicate {
+        compare(.equal, .value(.string(text)), options.query)
+    }
+}
+
+/// `[c]` and `[d]` for the string methods of ``QueryProperty``.
+public struct QueryStringComparison: OptionSet, Sendable {
+    /// The raw bits.
+    public let rawValue: UInt8
+    /// Creates options from raw bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// `[c]`: Unicode case folding.
+    public static let caseInsensitive = QueryStringComparison(rawValue: 1)
+    /// `[d]`: diacritics removed.
+    public static let diacriticInsensitive = QueryStringComparison(rawValue: 2)
+
+    var query: QueryStringOptions { QueryStringOptions(rawValue: rawValue) }
+}
+
+/// A type-safe predicate; combine with `&&`, `||` and `!`.
+public struct QueryPredicate {
+    let node: QueryNode
+
+    /// Both predicates.
+    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate { QueryPredicate(node: lhs.node.and(rhs.node)) }
+
+    /// Either predicate.
+    public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+        var parts: [QueryNode] = []
+        for node in [lhs.node, rhs.node] {
+            if case let .or(items) = node { parts += items } else { parts.append(node) }
+        }
+        return QueryPredicate(node: .or(parts))
+    }
+
+    /// The negation.
+    public static prefix func ! (operand: QueryPredicate) -> QueryPredicate { QueryPredicate(node: .not(operand.node)) }
+
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    public init(_ value: Bool) { node = .constant(value) }
+
+    init(node: QueryNode) { self.node = node }
+}
+
+/// Types whose properties can be compared with each other in a type-safe query: `_QueryBase` is the
+/// type without Optional, and only properties with the same base compare (so a mismatch does not compile).
+public protocol _QueryEquatable {
+    /// The non-optional type.
+    associatedtype _QueryBase
+}
+
+/// Types whose properties can be ordered in a type-safe query (`<`, `BETWEEN`).
+public protocol _QueryComparable: _QueryEquatable {}
+
+extension Bool: _QueryEquatable {
+    /// Itself.
+    public typealias _QueryBase = Bool
+}
+extension Int: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int
+}
+extension Int8: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int8
+}
+extension Int16: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int16
+}
+extension Int32: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int32
+}
+extension Int64: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Int64
+}
+extension Float: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Float
+}
+extension Double: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Double
+}
+extension String: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = String
+}
+extension Data: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Data
+}
+extension Date: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Date
+}
+extension UUID: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = UUID
+}
+extension ObjectId: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = ObjectId
+}
+extension Decimal: _QueryComparable {
+    /// Itself.
+    public typealias _QueryBase = Decimal
+}
+extension Optional: _QueryEquatable where Wrapped: _QueryEquatable {
+    /// The wrapped type's.
+    public typealias _QueryBase = Wrapped._QueryBase
+}
+extension Optional: _QueryComparable where Wrapped: _QueryComparable {}
+
+/// String types, for the string methods of a type-safe query.
+public protocol _QueryString {}
+extension String: _QueryString {}
+extension Optional: _QueryString where Wrapped == String {}
+
+/// Finds the persisted property a Swift key path reads, without any name metadata: it reads the key
+/// path from objects whose (in-memory, never stored) records give the candidate columns different
+/// values, one bit of the column number per read.
+struct KeyPathResolver<Root: Object> {
+    let lattice: Lattice
+    let info: ClassInfo
+
+    func name<V: _Persistable>(of keyPath: KeyPath<Root, V>) -> String {
+        let candidates = info.columns.filter { ObjectIdentifier($0.valueType) == ObjectIdentifier(V.self) && ScalarKind($0) != nil }
+        var base: [UInt8] = []
+        V._latticeDefault._latticeEncode(into: &base)
+        var payloads: [[UInt8]] = [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
+                                   [UInt8](repeating: 1, count: 16), [2], [0x32]]
+        if let e = V.self as? any PersistableEnum.Type { payloads += KeyPathResolver.casePayloads(e) }
+        let marked = payloads.first { p in
+            var out: [UInt8] = []
+            p.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &out) }
+            return out != base
+        }
+        guard let marked, !candidates.isEmpty else { unresolved(keyPath) }
+        var markedValue: [UInt8] = []
+        marked.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &markedValue) }
+        /// Reads the key path with the marked value in the candidates `chosen` selects.
+        func read(_ chosen: (Int) -> Bool) -> Bool {
+            var bytes: [UInt8] = []
+            var ends: [Int] = []
+            for p in info.columns {
+                if let i = candidates.firstIndex(where: { $0 === p }), chosen(i) {
+                    bytes += marked
+                } else {
+                    p.valueType._latticeDefaultEncoded(into: &bytes)
+                }
+                ends.append(bytes.count)
+            }
+            var record: [UInt8] = []
+            Record.assemble(payloads: bytes, ends: ends, into: &record)
+            let probe = lattice.materialize(Root.self, info, key: 0, record: RecordBuffer.make(record))
+            var out: [UInt8] = []
+            probe[keyPath: keyPath]._latticeEncode(into: &out)
+            return out == markedValue
+        }
+        var index = 0
+        var bit = 0
+        while (1 << bit) < candidates.count {
+            if read({ $0 & (1 << bit) != 0 }) { index |= 1 << bit }
+            bit += 1
+        }
+        guard index < candidates.count, read({ $0 == index }), !read({ _ in false }) else { unresolved(keyPath) }
+        return candidates[index].name
+    }
+
+    private static func casePayloads<E: PersistableEnum>(_ type: E.Type) -> [[UInt8]] {
+        type.allCases.map { value in
+            var out: [UInt8] = []
+            value._latticeEncode(into: &out)
+            return out
+        }
+    }
+
+    private func unresolved(_ keyPath: AnyKeyPath) -> Never {
+        preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' does not read a single-value @Persisted "
+            + "property (links and collections are not supported in where { } yet).")
+    }
+}

@@ -1,0 +1,101 @@
+import CLMDB
+
+/// Runs a ``QueryPlan``: yields the keys of the matching objects in ascending object-key order.
+struct QueryExecutor {
+    let info: ClassInfo
+    let txn: Transaction
+
+    func keys(_ plan: QueryPlan) throws -> [Int64] {
+        let test = plan.residual?.compile()
+        let context = RowContext(txn: txn)
+        switch plan.access {
+        case .none:
+            return []
+        case .all:
+            var out: [Int64] = []
+            try txn.withCursor(info.objectsDBI) { cursor in
+                var entry = try cursor.move(MDB_FIRST)
+                while let e = entry {
+                    if test.map({ t in RecordView(e.value).map { t($0, context) } ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
+                    entry = try cursor.move(MDB_NEXT)
+                }
+            }
+            return out
+        case let .index(scan):
+            var out: [Int64] = []
+            try QueryExecutor.walkKeys(scan, txn) { cursor in
+                if scan.objectsDB {
+                    guard let e = try cursor.move(MDB_GET_CURRENT) else { return true }
+                    if test.map({ t in RecordView(e.value).map { t($0, context) } ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
+                    return true
+                }
+                var entry = try cursor.move(MDB_GET_CURRENT)
+                while let e = entry {
+                    out.append(KeyCodec.int(e.value))
+                    entry = try cursor.move(MDB_NEXT_DUP)
+                }
+                return true
+            }
+            if !scan.objectsDB, let test { out = try out.filter { try matches($0, test) } }
+            out.sort()
+            return out
+        case let .union(parts):
+            var all = Set<Int64>()
+            for part in parts { all.formUnion(try keys(part)) }
+            return try all.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
+        }
+    }
+
+    /// Whether the stored record of `key` passes `test`.
+    private func matches(_ key: Int64, _ test: RowTest) throws -> Bool {
+        try KeyCodec.withObjectKey(key) { k in
+            try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, RowContext(txn: txn)) } ?? false }
+        }
+    }
+
+    /// Number of matches of an exact index scan, read from the index without touching records.
+    func count(_ scan: IndexScan) throws -> Int {
+        var n = 0
+        try QueryExecutor.walkKeys(scan, txn) { cursor in
+            n += scan.objectsDB ? 1 : try cursor.duplicateCount()
+            return true
+        }
+        return n
+    }
+
+    /// Positions a cursor on each distinct key the scan covers, in key order, until `body` returns false.
+    static func walkKeys(_ scan: IndexScan, _ txn: Transaction, _ body: (inout Cursor) throws -> Bool) throws {
+        try txn.withCursor(scan.dbi) { cursor in
+            let next = scan.objectsDB ? MDB_NEXT : MDB_NEXT_NODUP
+            switch scan.shape {
+            case let .keys(keys):
+                for key in keys {
+                    let found = try key.withUnsafeBytes { k in try cursor.move(MDB_SET_KEY, key: k) }
+                    if found != nil, try !body(&cursor) { return }
+                }
+            case let .prefix(prefix):
+                var entry = try prefix.withUnsafeBytes { k in prefix.isEmpty ? try cursor.move(MDB_FIRST) : try cursor.move(MDB_SET_RANGE, key: k) }
+                while let e = entry, ByteMatching.hasPrefix(e.key, prefix) {
+                    if try !body(&cursor) { return }
+                    entry = try cursor.move(next)
+                }
+            case let .range(lower, lowerInclusive, upper, upperInclusive):
+                var entry: (key: Bytes, value: Bytes)?
+                if let lower {
+                    entry = try lower.withUnsafeBytes { k in try cursor.move(MDB_SET_RANGE, key: k) }
+                    if !lowerInclusive, let e = entry, compareBytes(e.key, lower) == 0 { entry = try cursor.move(next) }
+                } else {
+                    entry = try cursor.move(MDB_FIRST)
+                }
+                while let e = entry {
+                    if let upper {
+                        let order = compareBytes(e.key, upper)
+                        if order > 0 || (order == 0 && !upperInclusive) { return }
+                    }
+                    if try !body(&cursor) { return }
+                    entry = try cursor.move(next)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,406 @@
+import Foundation
+
+/// Parses the predicate language (FEATURES Q4–Q7) into a ``QueryNode``, substituting arguments.
+///
+/// ```
+/// predicate   := or
+/// or          := and (("OR" | "||") and)*
+/// and         := not (("AND" | "&&") not)*
+/// not         := ("NOT" | "!") not | "(" predicate ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | comparison
+/// comparison  := [ "ANY" | "SOME" | "ALL" | "NONE" ] expression operator [ "[" ("c"|"d"|"cd") "]" ] expression
+/// operator    := "==" | "=" | "!=" | "<>" | "<" | "<=" | ">" | ">=" | "BEGINSWITH" | "ENDSWITH"
+///              | "CONTAINS" | "LIKE" | "IN" | "BETWEEN"
+/// expression  := keypath | "%K" | literal | "%@" | "%d" | "%i" | "%ld" | "%f" | "$0" | "{" [expression ("," expression)*] "}"
+///              | "SUBQUERY" "(" keypath "," "$" name "," predicate ")" "." "@count"
+/// keypath     := ["$" name "."] name ("." (name | "@count" | "@min" | "@max" | "@sum" | "@avg"))*
+/// literal     := number | 'string' | "string" | nil | NULL | true | false | YES | NO | uuid(...) | oid(...)
+/// ```
+/// Keywords are case-insensitive. Errors throw ``LatticeError/invalidQuery(message:)`` naming the column.
+struct QueryParser {
+    /// A parse failure at a column (converted to `LatticeError` with the whole predicate by `parse`).
+    struct Failure: Error {
+        let column: Int
+        let message: String
+    }
+
+    static func error(_ column: Int, _ message: String) -> Failure { Failure(column: column, message: message) }
+
+    private var tokens: [QueryToken]
+    private var at = 0
+    private let arguments: [Any?]
+    private var nextArgument = 0
+    /// SUBQUERY variables in scope.
+    private var variables: [String] = []
+
+    private static let keywords: Set<String> = [
+        "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL",
+        "NONE", "SOME", "SUBQUERY", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "TRUE", "FALSE", "YES", "NO",
+    ]
+
+    /// Parses `text` with `arguments` for `%@`-style and `$0`-style placeholders.
+    static func parse(_ text: String, _ arguments: [Any?]) throws -> QueryNode {
+        do {
+            var parser = QueryParser(tokens: try QueryLexer.tokenize(text), arguments: arguments)
+            let node = try parser.predicate()
+            guard parser.current.kind == .end else {
+                throw error(parser.current.column, "expected AND, OR or the end of the predicate, found \(parser.describe(parser.current))")
+            }
+            return node
+        } catch let failure as Failure {
+            throw LatticeError.invalidQuery(message: "\(failure.message) at column \(failure.column) of \"\(text)\".")
+        }
+    }
+
+    private init(tokens: [QueryToken], arguments: [Any?]) {
+        self.tokens = tokens
+        self.arguments = arguments
+    }
+
+    // MARK: Tokens
+
+    private var current: QueryToken { tokens[at] }
+
+    private mutating func advance() -> QueryToken {
+        let token = tokens[at]
+        if at < tokens.count - 1 { at += 1 }
+        return token
+    }
+
+    private func isKeyword(_ token: QueryToken, _ keyword: String) -> Bool {
+        if case let .identifier(name) = token.kind { return name.uppercased() == keyword }
+        return false
+    }
+
+    private func isSymbol(_ token: QueryToken, _ symbol: String) -> Bool { token.kind == .symbol(symbol) }
+
+    private mutating func expectSymbol(_ symbol: String, _ what: String) throws {
+        guard isSymbol(current, symbol) else { throw QueryParser.error(current.column, "expected \(what), found \(describe(current))") }
+        _ = advance()
+    }
+
+    func describe(_ token: QueryToken) -> String {
+        switch token.kind {
+        case let .identifier(s): return "'\(s)'"
+        case let .string(s): return "the string '\(s)'"
+        case let .integer(i): return "the number \(i)"
+        case let .double(d): return "the number \(d)"
+        case let .symbol(s): return "'\(s)'"
+        case let .format(f): return "'%\(f)'"
+        case let .positional(n): return "'$\(n)'"
+        case let .variable(v): return "'$\(v)'"
+        case let .collectionOperator(o): return "'\(o)'"
+        case let .uuidLiteral(u): return "uuid(\(u))"
+        case let .objectIdLiteral(o): return "oid(\(o))"
+        case .end: return "the end of the predicate"
+        }
+    }
+
+    // MARK: Predicates
+
+    private mutating func predicate() throws -> QueryNode {
+        var parts = [try conjunction()]
+        while isKeyword(current, "OR") || isSymbol(current, "||") {
+            _ = advance()
+            parts.append(try conjunction())
+        }
+        return parts.count == 1 ? parts[0] : .or(parts)
+    }
+
+    private mutating func conjunction() throws -> QueryNode {
+        var parts = [try negation()]
+        while isKeyword(current, "AND") || isSymbol(current, "&&") {
+            _ = advance()
+            parts.append(try negation())
+        }
+        return parts.count == 1 ? parts[0] : .and(parts)
+    }
+
+    private mutating func negation() throws -> QueryNode {
+        if isKeyword(current, "NOT") || isSymbol(current, "!") {
+            _ = advance()
+            return .not(try negation())
+        }
+        if isSymbol(current, "(") {
+            _ = advance()
+            let inner = try predicate()
+            try expectSymbol(")", "')' to close the parenthesis")
+            return inner
+        }
+        if isKeyword(current, "TRUEPREDICATE") { _ = advance(); return .constant(true) }
+        if isKeyword(current, "FALSEPREDICATE") { _ = advance(); return .constant(false) }
+        return try comparison()
+    }
+
+    private mutating func comparison() throws -> QueryNode {
+        let start = current.column
+        var quantifier: QueryQuantifier?
+        if isKeyword(current, "ANY") || isKeyword(current, "SOME") {
+            quantifier = .any
+        } else if isKeyword(current, "ALL") {
+            quantifier = .all
+        } else if isKeyword(current, "NONE") {
+            quantifier = .noneMatch
+        }
+        if quantifier != nil { _ = advance() }
+        let lhs = try expression()
+        let opToken = current
+        let op: QueryOperator
+        switch opToken.kind {
+        case let .symbol(s):
+            guard let o = QueryOperator(rawValue: s), !o.isStringOperator else {
+                throw QueryParser.error(opToken.column, "expected an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, "
+                    + "CONTAINS, LIKE, IN, BETWEEN) after \(lhs), found \(describe(opToken))")
+            }
+            op = o
+        case let .identifier(name) where QueryOperator(rawValue: name.uppercased()) != nil:
+            op = QueryOperator(rawValue: name.uppercased())!
+        case let .identifier(name) where name.uppercased() == "MATCHES":
+            throw QueryParser.error(opToken.column, "MATCHES (regular expressions) is not supported; use LIKE with ? and *")
+        default:
+            throw QueryParser.error(opToken.column, "expected an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, "
+                + "CONTAINS, LIKE, IN, BETWEEN) after \(lhs), found \(describe(opToken))")
+        }
+        _ = advance()
+        var options: QueryStringOptions = []
+        if isSymbol(current, "[") {
+            _ = advance()
+            guard case let .identifier(flags) = current.kind, !flags.isEmpty,
+                  flags.lowercased().allSatisfy({ $0 == "c" || $0 == "d" }) else {
+                throw QueryParser.error(current.column, "expected the options c, d or cd inside '[ ]', found \(describe(current))")
+            }
+            if flags.lowercased().contains("c") { options.insert(.caseInsensitive) }
+            if flags.lowercased().contains("d") { options.insert(.diacriticInsensitive) }
+            _ = advance()
+            try expectSymbol("]", "']' to close the options")
+        }
+        let rhs = try expression()
+        if op == .between {
+            guard case let .list(items) = rhs, items.count == 2 else {
+                throw QueryParser.error(start, "BETWEEN expects two values, as in 'age BETWEEN {1, 5}'")
+            }
+        }
+        return .comparison(QueryComparison(quantifier: quantifier, lhs: lhs, op: op, options: options, rhs: rhs, position: start))
+    }
+
+    // MARK: Expressions
+
+    private mutating func expression() throws -> QueryExpression {
+        let token = current
+        switch token.kind {
+        case let .identifier(name):
+            let upper = name.uppercased()
+            switch upper {
+            case "NIL", "NULL": _ = advance(); return .value(.null)
+            case "TRUE", "YES": _ = advance(); return .value(.bool(true))
+            case "FALSE", "NO": _ = advance(); return .value(.bool(false))
+            case "SUBQUERY": return try subquery()
+            default:
+                if QueryParser.keywords.contains(upper) {
+                    throw QueryParser.error(token.column, "expected a property name or a value, found the keyword \(upper)")
+                }
+                return .keyPath(try keyPath(variable: nil))
+            }
+        case let .variable(name):
+            guard variables.contains(name) else {
+                throw QueryParser.error(token.column, "unknown variable '$\(name)' (variables are declared by SUBQUERY)")
+            }
+            _ = advance()
+            guard isSymbol(current, ".") else { return .keyPath(QueryKeyPath(variable: name, segments: [], position: token.column)) }
+            _ = advance()
+            return .keyPath(try keyPath(variable: name, position: token.column))
+        case let .string(s): _ = advance(); return .value(.string(s))
+        case let .integer(i): _ = advance(); return .value(.int(i))
+        case let .double(d): _ = advance(); return .value(.double(d))
+        case let .uuidLiteral(text):
+            _ = advance()
+            guard let u = UUID(uuidString: text) else { throw QueryParser.error(token.column, "malformed UUID '\(text)'") }
+            return .value(.uuid(u))
+        case let .objectIdLiteral(text):
+            _ = advance()
+            guard let o = ObjectId(string: text) else { throw QueryParser.error(token.column, "malformed ObjectId '\(text)' (expected 24 hex digits)") }
+            return .value(.objectId(o))
+        case .symbol("{"):
+            _ = advance()
+            var items: [QueryExpression] = []
+            if !isSymbol(current, "}") {
+                items.append(try expression())
+                while isSymbol(current, ",") {
+                    _ = advance()
+                    items.append(try expression())
+                }
+            }
+            try expectSymbol("}", "',' or '}' in the list")
+            return .list(items)
+        case let .format(format):
+            _ = advance()
+            let index = nextArgument
+            nextArgument += 1
+            let value = try argument(index, format: format, column: token.column)
+            // `%K.@count`, `%K.name`: a substituted key path may continue.
+            if case var .keyPath(path) = value, isSymbol(current, ".") {
+                _ = advance()
+                let rest = try keyPath(variable: nil)
+                if path.collectionOperator == nil {
+                    path.segments += rest.segments
+                    path.collectionOperator = rest.collectionOperator
+                    path.trailing = rest.trailing
+                } else if rest.collectionOperator == nil {
+                    path.trailing += rest.segments
+                } else {
+                    throw QueryParser.error(token.column, "only one collection operator is allowed in a key path")
+                }
+                return .keyPath(path)
+            }
+            return value
+        case let .positional(n):
+            _ = advance()
+            return try argument(n, format: "@", column: token.column)
+        default:
+            throw QueryParser.error(token.column, "expected a property name or a value, found \(describe(token))")
+        }
+    }
+
+    /// `name(.name | .@op)*`, starting at the current identifier.
+    private mutating func keyPath(variable: String?, position: Int? = nil) throws -> QueryKeyPath {
+        var path = QueryKeyPath(variable: variable, segments: [], position: position ?? current.column)
+        while true {
+            let token = advance()
+            switch token.kind {
+            case let .identifier(name):
+                if path.collectionOperator == nil { path.segments.append(name) } else { path.trailing.append(name) }
+            case let .collectionOperator(op):
+                guard path.collectionOperator == nil, let o = QueryCollectionOperator(rawValue: op) else {
+                    throw QueryParser.error(token.column, "only one collection operator is allowed in a key path")
+                }
+                path.collectionOperator = o
+            default:
+                throw QueryParser.error(token.column, "expected a property name after '.', found \(describe(token))")
+            }
+            guard isSymbol(current, ".") else { return path }
+            _ = advance()
+        }
+    }
+
+    private mutating func subquery() throws -> QueryExpression {
+        let start = advance().column
+        try expectSymbol("(", "'(' after SUBQUERY")
+        guard case .identifier = current.kind else {
+            throw QueryParser.error(current.column, "expected the collection key path as SUBQUERY's first argument, found \(describe(current))")
+        }
+        let collection = try keyPath(variable: nil)
+        try expectSymbol(",", "',' after SUBQUERY's collection")
+        guard case let .variable(name) = current.kind else {
+            throw QueryParser.error(current.column, "expected a variable such as $x as SUBQUERY's second argument, found \(describe(current))")
+        }
+        _ = advance()
+        try expectSymbol(",", "',' after SUBQUERY's variable")
+        variables.append(name)
+        let inner = try predicate()
+        variables.removeLast()
+        try expectSymbol(")", "')' to close SUBQUERY")
+        try expectSymbol(".", "'.@count' after SUBQUERY(...)")
+        guard current.kind == .collectionOperator("@count") else {
+            throw QueryParser.error(current.column, "expected '@count' after SUBQUERY(...), found \(describe(current))")
+        }
+        _ = advance()
+        return .subquery(collection: collection, variable: name, predicate: inner, position: start)
+    }
+
+    // MARK: Arguments
+
+    private func argument(_ index: Int, format: String, column: Int) throws -> QueryExpression {
+        guard index < arguments.count else {
+            throw QueryParser.error(column, "the predicate uses argument \(index + 1) but only \(arguments.count) "
+                + "argument\(arguments.count == 1 ? " was" : "s were") given")
+        }
+        let value = arguments[index]
+        let which = "argument \(index + 1)"
+        switch format {
+        case "K":
+            guard let text = value.flatMap({ $0 as? String }) else {
+                throw QueryParser.error(column, "\(which) for %K must be a key path String, not \(QueryParser.typeName(value))")
+            }
+            return .keyPath(try QueryParser.keyPath(from: text, column: column))
+        case "d", "i", "ld", "lld", "u", "lu", "llu":
+            guard let v = value.map(unwrapAny), let i = Int64._latticeCast(v), !(v is Bool) else {
+                throw QueryParser.error(column, "\(which) for %\(format) must be an integer, not \(QueryParser.typeName(value))")
+            }
+            return .value(.int(i))
+        case "f", "lf":
+            guard let v = value.map(unwrapAny), let d = Double._latticeCast(v), !(v is Bool) else {
+                throw QueryParser.error(column, "\(which) for %\(format) must be a number, not \(QueryParser.typeName(value))")
+            }
+            return .value(.double(d))
+        case "s":
+            guard let s = value.flatMap({ unwrapAny($0) as? String }) else {
+                throw QueryParser.error(column, "\(which) for %s must be a String, not \(QueryParser.typeName(value))")
+            }
+            return .value(.string(s))
+        default:
+            do {
+                return try QueryParser.expression(fromArgument: value)
+            } catch let message as ArgumentError {
+                throw QueryParser.error(column, "\(which): \(message.message)")
+            }
+        }
+    }
+
+    struct ArgumentError: Error { let message: String }
+
+    static func typeName(_ value: Any?) -> String {
+        guard let value, !isNilValue(value) else { return "nil" }
+        return "\(type(of: unwrapAny(value)))"
+    }
+
+    /// A `%@` argument as a value, or a list for arrays, sets and other sequences.
+    static func expression(fromArgument argument: Any?) throws -> QueryExpression {
+        guard let argument, !isNilValue(argument) else { return .value(.null) }
+        let value = unwrapAny(argument)
+        switch value {
+        case let v as Object: return .value(.object(.init(object: v)))
+        case let v as Bool: return .value(.bool(v))
+        case let v as String: return .value(.string(v))
+        case let v as Substring: return .value(.string(String(v)))
+        case let v as Double: return .value(.double(v))
+        case let v as Float: return .value(.double(Double(v)))
+        case let v as Data: return .value(.data(v))
+        case let v as Date: return .value(.date(v))
+        case let v as UUID: return .value(.uuid(v))
+        case let v as ObjectId: return .value(.objectId(v))
+        case let v as Decimal: return .value(.decimal(v))
+        default: break
+        }
+        if let i = Int64._latticeCast(value) { return .value(.int(i)) }
+        if let u = value as? UInt64 { return .value(.double(Double(u))) }
+        if let p = value as? any _Persistable, let raw = p._latticeAnyValue, !(raw is any PersistableEnum) {
+            return try expression(fromArgument: raw)
+        }
+        if let sequence = value as? any Sequence {
+            return .list(try elements(of: sequence).map { try expression(fromArgument: $0) })
+        }
+        throw ArgumentError(message: "a value of type \(type(of: value)) cannot be used in a predicate")
+    }
+
+    private static func elements(of sequence: some Sequence) -> [Any?] { sequence.map { $0 as Any? } }
+
+    /// A key path given as text (`%K`, sort and distinct key paths).
+    static func keyPath(from text: String, column: Int = 1) throws -> QueryKeyPath {
+        var path = QueryKeyPath(variable: nil, segments: [], position: column)
+        for part in text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            if name.hasPrefix("@") {
+                guard path.collectionOperator == nil, let op = QueryCollectionOperator(rawValue: name.lowercased()) else {
+                    throw error(column, "'\(text)' is not a valid key path ('\(name)' is not a collection operator here)")
+                }
+                path.collectionOperator = op
+            } else {
+                guard !name.isEmpty, !name.contains(where: { $0.isWhitespace }) else {
+                    throw error(column, "'\(text)' is not a valid key path")
+                }
+                if path.collectionOperator == nil { path.segments.append(name) } else { path.trailing.append(name) }
+            }
+        }
+        guard !path.segments.isEmpty else { throw error(column, "'\(text)' is not a valid key path") }
+        return path
+    }
+}

@@ -1,0 +1,298 @@
+import CLMDB
+import Foundation
+
+/// Chooses how to evaluate a bound predicate: an index seek or range when a term allows it (the most
+/// selective one under `AND`, counted from the index itself), a union for an `OR` of indexable branches,
+/// otherwise a full scan with the compiled predicate.
+struct QueryPlanner {
+    let info: ClassInfo
+    let txn: Transaction
+    /// Count the candidates of an access even when there is nothing to choose between (for `explain()`).
+    var countAlways = false
+
+    func plan(_ node: BoundNode?) throws -> QueryPlan {
+        guard let node else { return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsDBI)) }
+        switch node {
+        case .constant(true): return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsDBI))
+        case .constant(false): return QueryPlan(access: .none, residual: nil, estimate: 0)
+        case let .and(parts): return try planAnd(parts)
+        case .term: return try planAnd([node])
+        case let .or(parts):
+            var plans: [QueryPlan] = []
+            for part in parts {
+                let p = try plan(part)
+                if case .all = p.access { return try fullScan(node) }
+                if case .none = p.access { continue }
+                plans.append(p)
+            }
+            if plans.isEmpty { return QueryPlan(access: .none, residual: nil, estimate: 0) }
+            if plans.count == 1 { return plans[0] }
+            return QueryPlan(access: .union(plans), residual: nil, estimate: plans.reduce(0) { $0 + $1.estimate })
+        default: return try fullScan(node)
+        }
+    }
+
+    private func fullScan(_ node: BoundNode) throws -> QueryPlan {
+        QueryPlan(access: .all, residual: node, estimate: try txn.count(info.objectsDBI))
+    }
+
+    /// A candidate access for a conjunction, with the parts it accounts for.
+    private struct Candidate {
+        var access: QueryAccess
+        var consumed: [Int]
+        var exact: Bool
+    }
+
+    private func planAnd(_ parts: [BoundNode]) throws -> QueryPlan {
+        var candidates: [Candidate] = []
+        var ranges: [ObjectIdentifier: [(index: Int, term: ScalarTerm, scan: IndexScan)]] = [:]
+        for (i, part) in parts.enumerated() {
+            switch part {
+            case .constant(false): return QueryPlan(access: .none, residual: nil, estimate: 0)
+            case let .term(term):
+                switch try scan(for: term) {
+                case .impossible: return QueryPlan(access: .none, residual: nil, estimate: 0)
+                case .unindexed: break
+                case let .scan(s):
+                    candidates.append(Candidate(access: .index(s), consumed: [i], exact: s.exact))
+                    if case .range = s.shape { ranges[ObjectIdentifier(term.property), default: []].append((i, term, s)) }
+                }
+            case .or:
+                let p = try plan(part)
+                switch p.access {
+                case .none: return QueryPlan(access: .none, residual: nil, estimate: 0)
+                case .all: break
+                default: candidates.append(Candidate(access: p.access, consumed: [i], exact: p.residual == nil))
+                }
+            default: break
+            }
+        }
+        // Two bounds on one property (`age >= 20 AND age < 30`) make one range.
+        for group in ranges.values where group.count > 1 {
+            if let merged = merge(group.map(\.scan)) {
+                if case let .range(lower, _, upper, _) = merged.shape, let lower, let upper, compareBytes(lower, upper) > 0 {
+                    return QueryPlan(access: .none, residual: nil, estimate: 0)
+                }
+                candidates.append(Candidate(access: .index(merged), consumed: group.map(\.index), exact: merged.exact))
+            }
+        }
+        var best: (candidate: Candidate, estimate: Int)?
+        if candidates.count == 1 && !countAlways {
+            best = (candidates[0], 0)  // nothing to choose between: counted only for explain()
+        } else {
+            // Likely-small candidates first, so that later counts stop early.
+            for candidate in candidates.sorted(by: { $0.access.countingOrder < $1.access.countingOrder }) {
+                let n = try estimate(candidate.access, limit: best?.estimate ?? Int.max)
+                if best.map({ n < $0.estimate }) ?? true { best = (candidate, n) }
+            }
+        }
+        guard let (chosen, estimate) = best else {
+            return try fullScan(parts.count == 1 ? parts[0] : .and(parts))
+        }
+        var rest: [BoundNode] = []
+        for (i, part) in parts.enumerated() where !(chosen.exact && chosen.consumed.contains(i)) {
+            if case .constant(true) = part { continue }
+            rest.append(part)
+        }
+        let residual: BoundNode? = rest.isEmpty ? nil : rest.count == 1 ? rest[0] : .and(rest)
+        return QueryPlan(access: chosen.access, residual: residual, estimate: estimate)
+    }
+
+    // MARK: Terms to scans
+
+    private enum TermScan {
+        case scan(IndexScan)
+        case unindexed
+        case impossible
+    }
+
+    /// The index, key bytes and exactness of a term; `.unindexed` when no index serves it.
+    private func scan(for term: ScalarTerm) throws -> TermScan {
+        let p = term.property
+        let objectsDB = info.keyedByPrimaryKey && p === info.primaryKey
+        let folded: Bool
+        let dbi: MDB_dbi
+        if term.options.isEmpty {
+            guard let d = objectsDB ? info.objectsDBI : p.indexDBI else { return .unindexed }
+            dbi = d
+            folded = false
+        } else if term.options == .caseInsensitive, let d = p.foldedIndexDBI, term.op == .equal || term.op == .in || term.op == .beginsWith {
+            dbi = d
+            folded = true
+        } else {
+            return .unindexed
+        }
+        let name = "\(info.name).\(p.name)"
+        func make(_ shape: IndexScan.Shape, exact: Bool, _ text: String) -> TermScan {
+            .scan(IndexScan(property: p, dbi: dbi, objectsDB: objectsDB, folded: folded, shape: shape, exact: exact, text: text))
+        }
+        let optional = p.property.isOptional && !objectsDB
+        switch term.op {
+        case .equal, .in:
+            var keys: [[UInt8]] = []
+            var exact = true
+            for c in term.constants {
+                guard let k = key(c, p, optional: optional) else { continue }
+                if !k.clean { exact = false }
+                if !keys.contains(k.bytes) { keys.append(k.bytes) }
+            }
+            if keys.isEmpty { return .impossible }
+            return make(.keys(keys), exact: exact, "\(name) \(term.op.rawValue)\(term.options.suffix) "
+                + (term.op == .in ? "{" + term.literals.map(\.description).joined(separator: ", ") + "}" : term.literals[0].description))
+        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between:
+            if term.constants.contains(.null) { return .impossible }
+            var lower: (key: [UInt8], inclusive: Bool, text: String)?
+            var upper: (key: [UInt8], inclusive: Bool, text: String)?
+            var exact = true
+            var bounds: [(QueryOperator, ScalarValue, String)] = []
+            if term.op == .between {
+                bounds = [(.greaterOrEqual, term.constants[0], term.literals[0].description),
+                          (.lessOrEqual, term.constants[1], term.literals[1].description)]
+            } else {
+                bounds = [(term.op, term.constants[0], term.literals[0].description)]
+            }
+            for (op, value, text) in bounds {
+                var op = op, value = value, text = text
+                if p.property.type.isInteger, case let .double(d) = value {
+                    guard let b = integerBound(op, d) else { return .impossible }
+                    guard let (o, i) = b else { continue }
+                    op = o
+                    value = .int(i)
+                    text = "\(i)"
+                }
+                guard let k = key(value, p, optional: optional) else { return .impossible }
+                // A truncated or ambiguous key stands for several values: include it and let the filter decide.
+                if !k.clean { exact = false }
+                if op == .greater || op == .greaterOrEqual {
+                    lower = (k.bytes, op == .greaterOrEqual || !k.clean, text)
+                } else {
+                    upper = (k.bytes, op == .lessOrEqual || !k.clean, text)
+                }
+            }
+            // Ordering never matches nil: an optional's range starts after the nil tag.
+            if lower == nil && optional { lower = ([1], true, "") }
+            let text = "\(name) \(lower.flatMap { $0.text.isEmpty ? nil : ($0.inclusive ? "[" : "(") + $0.text } ?? "(-inf"), "
+                + "\(upper.map { $0.text + ($0.inclusive ? "]" : ")") } ?? "+inf)")"
+            return make(.range(lower: lower?.key, lowerInclusive: lower?.inclusive ?? true,
+                               upper: upper?.key, upperInclusive: upper?.inclusive ?? true), exact: exact, text)
+        case .beginsWith:
+            guard let k = key(term.constants[0], p, optional: optional) else { return .impossible }
+            var prefix = k.bytes
+            // An empty string's key is [0]; an empty prefix matches every non-nil key.
+            if case let .bytes(b) = term.constants[0], b.isEmpty { prefix = optional ? [1] : [] }
+            return make(.prefix(prefix), exact: k.clean, "\(name) BEGINSWITH\(term.options.suffix) \(term.literals[0])")
+        default:
+            return .unindexed
+        }
+    }
+
+    /// Converts a bound with a Double constant on an integer property: nil when nothing can match,
+    /// `.some(nil)` when the bound excludes nothing.
+    private func integerBound(_ op: QueryOperator, _ d: Double) -> (QueryOperator, Int64)?? {
+        if d.isNaN { return nil }
+        let isLower = op == .greater || op == .greaterOrEqual
+        if d >= 9_223_372_036_854_775_808.0 { return isLower ? nil : .some(nil) }
+        if d < -9_223_372_036_854_775_808.0 { return isLower ? .some(nil) : nil }
+        let integral = d.rounded(.towardZero) == d
+        switch op {
+        case .less: return integral ? (.less, Int64(d)) : (.lessOrEqual, Int64(d.rounded(.down)))
+        case .lessOrEqual: return (.lessOrEqual, Int64(d.rounded(.down)))
+        case .greater: return integral ? (.greater, Int64(d)) : (.greaterOrEqual, Int64(d.rounded(.up)))
+        default: return (.greaterOrEqual, Int64(d.rounded(.up)))
+        }
+    }
+
+    /// The index key of a constant (as `_latticeKey` of the property's type builds it, truncated like
+    /// `Lattice.indexKey`). `clean` is false when stored keys equal to it may belong to other values.
+    /// nil when the constant cannot be stored in the property (a fractional Double for an integer).
+    func key(_ value: ScalarValue, _ p: PropertyInfo, optional: Bool) -> (bytes: [UInt8], clean: Bool)? {
+        var out: [UInt8] = []
+        if case .null = value { return optional ? ([0], true) : nil }
+        if optional { out.append(1) }
+        switch (value, p.property.type) {
+        case let (.int(i), .bool): out.append(i != 0 ? 1 : 0)
+        case let (.int(i), _): KeyCodec.appendInt(i, to: &out)
+        case let (.double(d), .date): KeyCodec.appendDouble(d, to: &out)
+        case let (.double(d), _):
+            guard d.rounded(.towardZero) == d, let i = Int64(exactly: d) else { return nil }
+            KeyCodec.appendInt(i, to: &out)
+        case let (.bytes(b), _): out += b
+        default: return nil
+        }
+        var clean = true
+        if out.isEmpty || (!optional && p.property.type == .string && out.first == 0) { clean = false }
+        if out.isEmpty { out.append(0) }
+        if out.count >= FileLayout.maxIndexKey {
+            clean = false
+            out.removeLast(out.count - FileLayout.maxIndexKey)
+        }
+        return (out, clean)
+    }
+
+    /// Intersects the ranges of several terms on one property.
+    private func merge(_ scans: [IndexScan]) -> IndexScan? {
+        guard let first = scans.first else { return nil }
+        var lower: [UInt8]?, lowerInclusive = true, upper: [UInt8]?, upperInclusive = true
+        var lowerText = "-inf", upperText = "+inf"
+        for s in scans {
+            guard s.folded == first.folded, case let .range(l, li, u, ui) = s.shape else { return nil }
+            let texts = rangeTexts(s.text)
+            if let l, lower == nil || compareBytes(l, lower!) > 0 || (compareBytes(l, lower!) == 0 && !li) {
+                lower = l; lowerInclusive = li; lowerText = texts.lower
+            }
+            if let u, upper == nil || compareBytes(u, upper!) < 0 || (compareBytes(u, upper!) == 0 && !ui) {
+                upper = u; upperInclusive = ui; upperText = texts.upper
+            }
+        }
+        let text = "\(info.name).\(first.property.name) \(lowerInclusive ? "[" : "(")\(lowerText), \(upperText)\(upperInclusive ? "]" : ")")"
+        return IndexScan(property: first.property, dbi: first.dbi, objectsDB: first.objectsDB, folded: first.folded,
+                         shape: .range(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive),
+                         exact: scans.allSatisfy(\.exact), text: text)
+    }
+
+    /// The bound texts of a range description `Class.prop [a, b)`.
+    private func rangeTexts(_ text: String) -> (lower: String, upper: String) {
+        guard let open = text.firstIndex(where: { $0 == "[" || $0 == "(" }) else { return ("-inf", "+inf") }
+        let inner = text[text.index(after: open)..<text.index(before: text.endIndex)]
+        guard let comma = inner.range(of: ", ", options: .backwards) else { return ("-inf", "+inf") }
+        return (String(inner[..<comma.lowerBound]), String(inner[comma.upperBound...]))
+    }
+
+    // MARK: Estimates
+
+    /// The number of candidates of an access, counted from the index and stopping once above `limit`.
+    func estimate(_ access: QueryAccess, limit: Int) throws -> Int {
+        switch access {
+        case .none: return 0
+        case .all: return try txn.count(info.objectsDBI)
+        case let .union(parts):
+            var n = 0
+            for part in parts where n <= limit { n += try estimate(part.access, limit: limit - n) }
+            return n
+        case let .index(scan):
+            var n = 0
+            try QueryExecutor.walkKeys(scan, txn) { cursor in
+                n += scan.objectsDB ? 1 : try cursor.duplicateCount()
+                return n <= limit
+            }
+            return n
+        }
+    }
+}
+
+extension QueryAccess {
+    /// Seeks before ranges and prefixes (two-sided ranges first), unions last.
+    fileprivate var countingOrder: Int {
+        switch self {
+        case .none: return 0
+        case let .index(scan):
+            switch scan.shape {
+            case .keys: return 1
+            case let .range(lower, _, upper, _): return lower != nil && upper != nil ? 2 : 3
+            case .prefix: return 2
+            }
+        case .union: return 4
+        case .all: return 5
+        }
+    }
+}

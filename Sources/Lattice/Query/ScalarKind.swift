@@ -1,0 +1,59 @@
+/// How the query engine reads a stored property: nil for anything that is not a single value in the
+/// record (links, collections, backlinks), which key path resolution handles (or rejects) instead.
+enum ScalarKind: Equatable {
+    case bool, integer, float, double, decimal, date, string, data, uuid, objectId
+
+    init?(_ p: PropertyInfo) {
+        // Single values are `_PersistableBase` types or their Optionals; collections are neither.
+        guard p.valueType is any _PersistableBase.Type || p.valueType is any _OptionalScalar.Type else { return nil }
+        self.init(p.property)
+    }
+
+    /// The kind of a single-value property of the schema (nil for links, collections, backlinks).
+    init?(_ property: Property) {
+        guard property.collection == nil else { return nil }
+        switch property.type {
+        case .bool: self = .bool
+        case .int, .int8, .int16, .int32, .int64: self = .integer
+        case .float: self = .float
+        case .double: self = .double
+        case .decimal: self = .decimal
+        case .date: self = .date
+        case .string: self = .string
+        case .data: self = .data
+        case .uuid: self = .uuid
+        case .objectId: self = .objectId
+        case .object, .linkingObjects: return nil
+        }
+    }
+
+    /// Compared as bytes (in place, without decoding).
+    var isBytes: Bool { [.string, .data, .uuid, .objectId].contains(self) }
+    /// Ordered numerically.
+    var isNumber: Bool { [.integer, .float, .double, .decimal].contains(self) }
+}
+
+/// Marks the Optionals of single-value types (see ``ScalarKind``).
+protocol _OptionalScalar {}
+extension Optional: _OptionalScalar where Wrapped: _PersistableBase {}
+
+/// A resolved scalar property: where its payload is and how to decode it.
+struct ScalarColumn {
+    let property: PropertyInfo
+    let column: Int
+    let kind: ScalarKind
+    let isOptional: Bool
+
+    init?(_ p: PropertyInfo) {
+        guard let kind = ScalarKind(p) else { return nil }
+        self.property = p
+        self.column = p.column
+        self.kind = kind
+        self.isOptional = p.property.isOptional
+    }
+
+    var name: String { property.name }
+
+    /// Optional String and Data payloads carry a leading marker byte.
+    var hasMarker: Bool { isOptional && (kind == .string || kind == .data) }
+}

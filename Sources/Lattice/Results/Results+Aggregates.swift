@@ -1,0 +1,53 @@
+extension Results {
+    // Results read the aggregated property straight from the records, decoding nothing else; the
+    // arithmetic is shared with the other collections (`Aggregation`).
+
+    /// The smallest non-nil value of a number or Date property, or nil when there is none (FEATURES R6).
+    ///
+    /// ```swift
+    /// let youngest: Int? = try dogs.min(ofProperty: "age")
+    /// ```
+    /// Throws ``LatticeError/unknownProperty(className:property:)`` for an unknown property,
+    /// ``LatticeError/wrongType(className:property:expected:found:)`` for a property that is not a number
+    /// or Date, and ``LatticeError/invalidQuery(message:)`` for a result type the value cannot be converted to.
+    public func min<T: _Persistable>(ofProperty property: String) throws -> T? {
+        let (t, values) = try aggregateValues(property, allowDates: true)
+        return try Aggregation.extreme(values, t, smallest: true, "min(ofProperty:)")
+    }
+
+    /// The largest non-nil value of a number or Date property, or nil when there is none.
+    public func max<T: _Persistable>(ofProperty property: String) throws -> T? {
+        let (t, values) = try aggregateValues(property, allowDates: true)
+        return try Aggregation.extreme(values, t, smallest: false, "max(ofProperty:)")
+    }
+
+    /// The sum of the non-nil values of a number property (0 when there are none).
+    public func sum<T: _Persistable>(ofProperty property: String) throws -> T {
+        let (t, values) = try aggregateValues(property, allowDates: false)
+        return try Aggregation.sum(values, t)
+    }
+
+    /// The mean of the non-nil values of a number property, or nil when there are none. Integer
+    /// properties average as Double; Decimal properties as Decimal.
+    public func average<T: _Persistable>(ofProperty property: String) throws -> T? {
+        let (t, values) = try aggregateValues(property, allowDates: false)
+        return try Aggregation.average(values, t)
+    }
+
+    /// The property and its non-nil values over the results.
+    private func aggregateValues(_ name: String, allowDates: Bool) throws -> (Aggregation.Target, [ScalarValue]) {
+        guard let info else { throw LatticeError.classNotInSchema(className: "\(Element.self)") }
+        let property = info.property(named: name)
+        let t = try Aggregation.target(className: info.name, property: name, property?.property, allowDates: allowDates)
+        guard let property, let column = ScalarColumn(property) else { return (t, []) }
+        let txn = try lattice.readTransaction()
+        var values: [ScalarValue] = []
+        for key in keys() {
+            let v = try KeyCodec.withObjectKey(key) { k in
+                try txn.get(info.objectsDBI, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(column.column), column) }
+            }
+            if v != .null { values.append(v) }
+        }
+        return (t, values)
+    }
+}

@@ -1,0 +1,132 @@
+extension Results {
+    /// The objects of these results that also match `predicate` (FEATURES Q4, Q5).
+    ///
+    /// ```swift
+    /// let puppies = try lattice.objects(Dog.self).filter("age < %d AND name BEGINSWITH[c] %@", 2, "r")
+    /// ```
+    /// Chained filters combine into one predicate and one plan. A malformed predicate, an unknown
+    /// property or a type mismatch throws ``LatticeError/invalidQuery(message:)`` naming the column,
+    /// class and property. See the *Query Language* article for the grammar.
+    public func filter(_ predicate: String, _ arguments: Any...) throws -> Results<Element> {
+        try filter(predicate, argumentArray: arguments)
+    }
+
+    /// ``filter(_:_:)`` with the arguments in an array (for predicates built at run time).
+    public func filter(_ predicate: String, argumentArray arguments: [Any]) throws -> Results<Element> {
+        try filtered(QueryParser.parse(predicate, arguments.map { $0 as Any? }))
+    }
+
+    /// The objects that also match a type-safe predicate (FEATURES Q11); it means exactly what the
+    /// equivalent string predicate means.
+    ///
+    /// ```swift
+    /// let puppies = lattice.objects(Dog.self).where { $0.age < 2 && $0.name.starts(with: "R") }
+    /// ```
+    /// A key path that is not a `@Persisted` property is a programming error and stops with a message.
+    public func `where`(_ predicate: (QueryObject<Element>) -> QueryPredicate) -> Results<Element> {
+        guard let info else { return self }
+        let node = predicate(QueryObject(resolver: KeyPathResolver(lattice: lattice, info: info))).node
+        do {
+            return try filtered(node)
+        } catch {
+            preconditionFailure("where { } built an invalid query for '\(info.name)': \(error)")
+        }
+    }
+
+    func filtered(_ node: QueryNode) throws -> Results<Element> {
+        guard let info else { return self }
+        var q = query
+        let combined = q.node.map { $0.and(node) } ?? node
+        q.bound = try QueryBinder(info: info).bind(combined)
+        q.node = combined
+        return Results(lattice: lattice, info: info, query: q)
+    }
+
+    /// These results sorted by one property (FEATURES Q8). Throws for an unknown property.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
+        try sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// These results sorted by several properties: later descriptors break ties of earlier ones, and a
+    /// later `sorted` call takes precedence over an earlier one (which then breaks its ties). Stable.
+    public func sorted<S: Sequence>(by descriptors: S) throws -> Results<Element> where S.Element == SortDescriptor {
+        guard let info else { return self }
+        let binder = QueryBinder(info: info)
+        let keys = try descriptors.map { (column: try binder.resolve(QueryParser.keyPath(from: $0.keyPath)), ascending: $0.ascending) }
+        if keys.isEmpty { return self }
+        var q = query
+        q.ops.append(.sort(keys))
+        return Results(lattice: lattice, info: info, query: q)
+    }
+
+    /// The first object of each distinct combination of values of `keyPaths`, in result order.
+    public func distinct<S: Sequence>(by keyPaths: S) throws -> Results<Element> where S.Element == String {
+        guard let info else { return self }
+        let binder = QueryBinder(info: info)
+        let properties = try keyPaths.map { try binder.resolve(QueryParser.keyPath(from: $0)) }
+        if properties.isEmpty { return self }
+        var q = query
+        q.ops.append(.distinct(properties))
+        return Results(lattice: lattice, info: info, query: q)
+    }
+
+    /// The plan the query runs with now (FEATURES Q12), for example
+    /// `Dog: index range Dog.age [20, 30) (~1000 rows) -> filter name BEGINSWITH[c] 'r'`.
+    /// Estimates for the chosen index are counted from the index itself.
+    public func explain() -> String {
+        guard let info else { return "\(Element.self): not in this database's schema (always empty)" }
+        return lattice.reading("the plan of a query on '\(info.name)'") { txn in
+            var text = "\(info.name): "
+            if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
+               info.keyedByPrimaryKey && keys[0].column.property === info.primaryKey || keys[0].column.property.indexDBI != nil {
+                let kind = keys[0].column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
+                return text + "walk \(kind) \(info.name).\(keys[0].column.name) \(keys[0].ascending ? "ascending" : "descending") "
+                    + "(~\(try txn.count(info.objectsDBI)) rows)"
+            }
+            text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
+            for step in query.ops {
+                switch step {
+                case let .sort(keys): text += " -> sort " + keys.map { "\($0.column.name) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+                case let .distinct(properties): text += " -> distinct " + properties.map(\.name).joined(separator: ", ")
+                }
+            }
+            return text
+        }
+    }
+
+    /// The position of the first object matching `predicate`, or nil.
+    public func index(matching predicate: String, _ arguments: Any...) throws -> Int? {
+        guard let info else { return nil }
+        let test = try QueryBinder(info: info).bind(QueryParser.parse(predicate, arguments.map { $0 as Any? })).compile()
+        let keys = keys()
+        let txn = try lattice.readTransaction()
+        for (i, key) in keys.enumerated() {
+            let match = try KeyCodec.withObjectKey(key) { k in
+                try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, RowContext(txn: txn)) } ?? false }
+            }
+            if match { return i }
+        }
+        return nil
+    }
+
+    /// Sets `key` to `value` on every object of the results (FEATURES Q9), inside a write transaction.
+    /// Indexes stay in step. Throws for an unknown property, the primary key, or a wrong type.
+    public func setValue(_ value: Any?, forKey key: String) throws {
+        _ = try lattice.requireWrite("setValue(_:forKey:)")
+        guard let info else { return }
+        guard let p = info.property(named: key) else { throw LatticeError.unknownProperty(className: info.name, property: key) }
+        if p.property.isPrimaryKey { throw LatticeError.primaryKeyChanged(className: info.name, property: key) }
+        let value: Any = value ?? Optional<Int>.none as Any
+        if isNilValue(value) && !p.property.isOptional { throw LatticeError.missingValue(className: info.name, property: key) }
+        var payload: [UInt8] = []
+        guard p.valueType.encodeAny(value, into: &payload) else {
+            throw LatticeError.wrongType(className: info.name, property: key,
+                                         expected: "\(p.property.type)\(p.property.isOptional ? "?" : "")", found: "\(type(of: unwrapAny(value)))")
+        }
+        for objectKey in keys() {
+            let object = lattice.materialize(Element.self, info, key: objectKey, record: nil)
+            lattice.setProperty(of: object, property: p, payload: payload)
+            if let error = lattice.pendingError { throw error }
+        }
+    }
+}

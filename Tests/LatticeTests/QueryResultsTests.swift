@@ -1,0 +1,278 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+/// Results API of FEATURES Q1–Q3, Q8, Q9 and R6 over filtered and sorted results.
+final class QueryResultsTests: QueryTestCase {
+    /// Five items: ids 1...5, ints [3, 1, 3, nil-ish...].
+    private func seed() throws {
+        let rows: [(Int, Int, Int?, String, String?, Double, Date)] = [
+            (1, 3, 5, "b", "x", 1.5, Date(timeIntervalSinceReferenceDate: 30)),
+            (2, 1, nil, "a", nil, -2, Date(timeIntervalSinceReferenceDate: 10)),
+            (3, 3, 2, "B", "y", 0.25, Date(timeIntervalSinceReferenceDate: 20)),
+            (4, 2, nil, "ä", "x", 8, Date(timeIntervalSinceReferenceDate: 40)),
+            (5, 1, 7, "a", "z", 4, Date(timeIntervalSinceReferenceDate: 0)),
+        ]
+        try lattice.write {
+            for (id, int, optInt, string, optString, double, date) in rows {
+                let item = QItem()
+                item.id = id
+                item.int = int
+                item.intIdx = int
+                item.optInt = optInt
+                item.string = string
+                item.stringIdx = string
+                item.optString = optString
+                item.double = double
+                item.float = Float(double)
+                item.decimal = Decimal(id) / 4
+                item.optDecimal = id % 2 == 0 ? nil : Decimal(id)
+                item.date = date
+                item.int8 = Int8(id)
+                try lattice.add(item)
+            }
+        }
+    }
+
+    private var items: Results<QItem> { lattice.objects(QItem.self) }
+
+    func testSortingIsStableNilFirstAndByUnicodeScalars() throws {
+        try seed()
+        XCTAssertEqual(try items.sorted(byKeyPath: "int").map(\.id), [2, 5, 4, 1, 3])
+        XCTAssertEqual(try items.sorted(byKeyPath: "int", ascending: false).map(\.id), [1, 3, 4, 2, 5])
+        XCTAssertEqual(try items.sorted(byKeyPath: "optInt").map(\.id), [2, 4, 3, 1, 5])
+        XCTAssertEqual(try items.sorted(byKeyPath: "optInt", ascending: false).map(\.id), [5, 1, 3, 2, 4])
+        XCTAssertEqual(try items.sorted(byKeyPath: "string").map(\.string), ["B", "a", "a", "b", "ä"])
+        XCTAssertEqual(try items.sorted(byKeyPath: "stringIdx").map(\.stringIdx), ["B", "a", "a", "b", "ä"], "index walk agrees")
+        XCTAssertEqual(try items.sorted(by: [SortDescriptor(keyPath: "int"), SortDescriptor(keyPath: "double", ascending: false)]).map(\.id),
+                       [5, 2, 4, 1, 3])
+        // A later sort takes precedence; the earlier one breaks its ties.
+        XCTAssertEqual(try items.sorted(byKeyPath: "double").sorted(byKeyPath: "int").map(\.id), [2, 5, 4, 3, 1])
+        XCTAssertEqual(try items.sorted(byKeyPath: "date").map(\.id), [5, 2, 3, 1, 4])
+        XCTAssertEqual(try items.sorted(byKeyPath: "decimal", ascending: false).map(\.id), [5, 4, 3, 2, 1])
+        XCTAssertEqual(try items.filter("int >= 2").sorted(byKeyPath: "double").map(\.id), [3, 1, 4])
+        XCTAssertEqual(try items.sorted(byKeyPath: "double").filter("int >= 2").map(\.id), [3, 1, 4], "filter after sort keeps the order")
+        XCTAssertEqual(SortDescriptor(keyPath: "a").reversed().ascending, false)
+        XCTAssertThrowsError(try items.sorted(byKeyPath: "nope")) { XCTAssertTrue("\($0)".contains("'QItem' has no property 'nope'")) }
+        XCTAssertThrowsError(try items.sorted(byKeyPath: "int.name")) { XCTAssertTrue("\($0)".contains("not a link")) }
+    }
+
+    func testDistinct() throws {
+        try seed()
+        XCTAssertEqual(try items.distinct(by: ["int"]).map(\.id), [1, 2, 4])
+        XCTAssertEqual(try items.distinct(by: ["int", "optString"]).map(\.id), [1, 2, 3, 4, 5])
+        XCTAssertEqual(try items.sorted(byKeyPath: "id", ascending: false).distinct(by: ["int"]).map(\.id), [5, 4, 3])
+        XCTAssertEqual(try items.distinct(by: ["string"]).count, 4)
+        XCTAssertThrowsError(try items.distinct(by: ["nope"]))
+    }
+
+    func testCollectionAccess() throws {
+        try seed()
+        let sorted = try items.filter("int > 1").sorted(byKeyPath: "double", ascending: false)
+        XCTAssertEqual(sorted.count, 3)
+        XCTAssertEqual(sorted.first?.id, 4)
+        XCTAssertEqual(sorted.last?.id, 3)
+        XCTAssertEqual(sorted[1].id, 1)
+        XCTAssertEqual(sorted.index(of: sorted[2]), 2)
+        let other = try XCTUnwrap(lattice.object(ofType: QItem.self, forPrimaryKey: 2))
+        XCTAssertNil(sorted.index(of: other))
+        XCTAssertEqual(items.index(of: other), 1)
+        XCTAssertEqual(try sorted.index(matching: "id == %d", 1), 1)
+        XCTAssertEqual(try sorted.index(matching: "string BEGINSWITH[c] 'b'"), 1)
+        XCTAssertNil(try sorted.index(matching: "FALSEPREDICATE"))
+        XCTAssertThrowsError(try sorted.index(matching: "nope == 1"))
+        XCTAssertTrue(try items.filter("int > 10").isEmpty)
+        XCTAssertEqual(Array(try items.filter("id IN {1, 5}")).map(\.id), [1, 5])
+        XCTAssertEqual(try items.filter("int == 1").filter("optInt != nil").map(\.id), [5])
+    }
+
+    func testChainedFiltersMakeOnePlan() throws {
+        try seed()
+        let chained = try items.filter("intIdx == 3").filter("string == 'B'")
+        XCTAssertTrue(chained.explain().contains("index seek QItem.intIdx == 3 (~2 rows) -> filter string == 'B'"), chained.explain())
+        XCTAssertEqual(chained.map(\.id), [3])
+    }
+
+    func testAggregates() throws {
+        try seed()
+        XCTAssertEqual(try items.min(ofProperty: "int") as Int?, 1)
+        XCTAssertEqual(try items.max(ofProperty: "optInt") as Int?, 7)
+        XCTAssertEqual(try items.min(ofProperty: "double") as Double?, -2)
+        XCTAssertEqual(try items.max(ofProperty: "float") as Float?, 8)
+        XCTAssertEqual(try items.min(ofProperty: "date") as Date?, Date(timeIntervalSinceReferenceDate: 0))
+        XCTAssertEqual(try items.max(ofProperty: "date") as Date?, Date(timeIntervalSinceReferenceDate: 40))
+        XCTAssertEqual(try items.max(ofProperty: "decimal") as Decimal?, Decimal(5) / 4)
+        XCTAssertEqual(try items.sum(ofProperty: "int") as Int, 10)
+        XCTAssertEqual(try items.sum(ofProperty: "int8") as Int8, 15)
+        XCTAssertEqual(try items.sum(ofProperty: "optInt") as Int, 14)
+        XCTAssertEqual(try items.sum(ofProperty: "double") as Double, 11.75)
+        XCTAssertEqual(try items.sum(ofProperty: "optDecimal") as Decimal, 9)
+        XCTAssertEqual(try items.average(ofProperty: "int") as Double?, 2)
+        XCTAssertEqual(try items.average(ofProperty: "optInt") as Double?, 14.0 / 3)
+        XCTAssertEqual(try items.average(ofProperty: "optDecimal") as Decimal?, 3)
+        let filtered = try items.filter("int == 3")
+        XCTAssertEqual(try filtered.sum(ofProperty: "double") as Double, 1.75)
+        let none = try items.filter("FALSEPREDICATE")
+        XCTAssertNil(try none.min(ofProperty: "int") as Int?)
+        XCTAssertNil(try none.average(ofProperty: "double") as Double?)
+        XCTAssertEqual(try none.sum(ofProperty: "int") as Int, 0)
+        XCTAssertThrowsError(try items.min(ofProperty: "string") as String?) {
+            XCTAssertEqual($0 as? LatticeError, .wrongType(className: "QItem", property: "string", expected: "a number or a date",
+                                                           found: "string: String"))
+        }
+        XCTAssertThrowsError(try items.sum(ofProperty: "date") as Double) {
+            XCTAssertEqual($0 as? LatticeError, .wrongType(className: "QItem", property: "date", expected: "a number", found: "date: Date"))
+        }
+        XCTAssertThrowsError(try items.average(ofProperty: "bool") as Double?) {
+            XCTAssertEqual($0 as? LatticeError, .wrongType(className: "QItem", property: "bool", expected: "a number", found: "bool: Bool"))
+        }
+        XCTAssertThrowsError(try items.max(ofProperty: "nope") as Int?) {
+            XCTAssertEqual($0 as? LatticeError, .unknownProperty(className: "QItem", property: "nope"))
+        }
+        XCTAssertThrowsError(try items.average(ofProperty: "optInt") as Int?) { error in
+            guard case .invalidQuery = error as? LatticeError else { return XCTFail("\(error)") }
+            XCTAssertTrue("\(error)".contains("cannot be returned as Int"), "\(error)")
+        }
+    }
+
+    func testBulkSetValueKeepsIndexesRight() throws {
+        try seed()
+        let ones = try items.filter("intIdx == 1")
+        XCTAssertThrowsError(try ones.setValue(9, forKey: "intIdx")) { XCTAssertEqual($0 as? LatticeError, .notInWriteTransaction(operation: "setValue(_:forKey:)")) }
+        try lattice.write {
+            try ones.setValue("Q", forKey: "stringIdx")
+            try ones.setValue(9, forKey: "intIdx")
+            XCTAssertThrowsError(try items.setValue(1, forKey: "nope"))
+            XCTAssertThrowsError(try items.setValue(1, forKey: "id"))
+            XCTAssertThrowsError(try items.setValue("x", forKey: "int"))
+            XCTAssertThrowsError(try items.setValue(nil, forKey: "int"))
+            try items.filter("id == 1").setValue(nil, forKey: "optString")
+        }
+        XCTAssertEqual(ones.count, 0, "live: nothing has intIdx == 1 now")
+        let nines = try items.filter("intIdx == 9")
+        XCTAssertTrue(nines.explain().contains("index seek"))
+        XCTAssertEqual(nines.map(\.id), [2, 5])
+        XCTAssertEqual(try items.filter("stringIdx ==[c] 'q'").map(\.id), [2, 5])
+        XCTAssertEqual(try items.filter("stringIdx == 'a'").count, 0)
+        XCTAssertNil(lattice.object(ofType: QItem.self, forPrimaryKey: 1)?.optString)
+        XCTAssertEqual(try items.filter("optString == nil").map(\.id), [1, 2])
+    }
+
+    func testResultsAreLiveAndIterationWalksTheStartState() throws {
+        try seed()
+        let threes = try items.filter("intIdx == 3").sorted(byKeyPath: "id")
+        XCTAssertEqual(threes.map(\.id), [1, 3])
+        try lattice.write {
+            lattice.object(ofType: QItem.self, forPrimaryKey: 5)!.intIdx = 3
+            XCTAssertEqual(threes.map(\.id), [1, 3, 5], "inside the write transaction")
+            var seen: [Int] = []
+            for item in threes {
+                seen.append(item.id)
+                if item.id == 1 {
+                    let extra = QItem()
+                    extra.id = 6
+                    extra.intIdx = 3
+                    try lattice.add(extra)
+                }
+            }
+            XCTAssertEqual(seen, [1, 3, 5], "the loop walks the state at its start")
+            XCTAssertEqual(threes.count, 4)
+        }
+        XCTAssertEqual(threes.map(\.id), [1, 3, 5, 6])
+        // Another handle's commit shows after refresh().
+        let other = try Lattice(configuration: config)
+        try other.write { try other.delete(other.objects(QItem.self).filter("id == 3")) }
+        XCTAssertEqual(threes.count, 4, "this handle's snapshot is unchanged")
+        lattice.refresh()
+        XCTAssertEqual(threes.map(\.id), [1, 5, 6])
+        XCTAssertEqual(threes.count, 3)
+    }
+
+    func testEveryOperatorOnEveryType() throws {
+        try seed()
+        func ids(_ predicate: String, _ args: Any...) throws -> [Int] {
+            try items.filter(predicate, argumentArray: args).map(\.id).sorted()
+        }
+        XCTAssertEqual(try ids("optInt == nil"), [2, 4])
+        XCTAssertEqual(try ids("optInt != nil"), [1, 3, 5])
+        XCTAssertEqual(try ids("optInt != 5"), [2, 3, 4, 5], "nil is not equal to 5")
+        XCTAssertEqual(try ids("optInt < 6"), [1, 3], "nil never orders")
+        XCTAssertEqual(try ids("NOT optInt < 6"), [2, 4, 5])
+        XCTAssertEqual(try ids("int == 1.0"), [2, 5], "Int against Double is numeric")
+        XCTAssertEqual(try ids("int < 1.5"), [2, 5])
+        XCTAssertEqual(try ids("double > 1"), [1, 4, 5])
+        XCTAssertEqual(try ids("double BETWEEN {0, 4}"), [1, 3, 5])
+        XCTAssertEqual(try ids("float == 0.25"), [3])
+        XCTAssertEqual(try ids("decimal == 0.5"), [2])
+        XCTAssertEqual(try ids("decimal >= %@", Decimal(1)), [4, 5])
+        XCTAssertEqual(try ids("int8 IN {1, 3, 9}"), [1, 3])
+        XCTAssertEqual(try ids("date > %@", Date(timeIntervalSinceReferenceDate: 15)), [1, 3, 4])
+        XCTAssertEqual(try ids("date BETWEEN %@", [Date(timeIntervalSinceReferenceDate: 10), Date(timeIntervalSinceReferenceDate: 30)]), [1, 2, 3])
+        XCTAssertEqual(try ids("string ==[c] 'A'"), [2, 5])
+        XCTAssertEqual(try ids("string ==[d] 'a'"), [2, 4, 5])
+        XCTAssertEqual(try ids("string ==[cd] 'A'"), [2, 4, 5])
+        XCTAssertEqual(try ids("string LIKE '?'"), [1, 2, 3, 4, 5], "? matches one character, ä included")
+        XCTAssertEqual(try ids("string != 'a'"), [1, 3, 4])
+        XCTAssertEqual(try ids("string < 'a'"), [3])
+        XCTAssertEqual(try ids("optString CONTAINS 'x'"), [1, 4])
+        XCTAssertEqual(try ids("optString ENDSWITH 'z'"), [5])
+        XCTAssertEqual(try ids("optString == nil"), [2])
+        XCTAssertEqual(try ids("int == int8"), [3])
+        XCTAssertEqual(try ids("int8 > int"), [2, 4, 5])
+        XCTAssertEqual(try ids("TRUEPREDICATE AND NOT FALSEPREDICATE"), [1, 2, 3, 4, 5])
+        for (p, expected) in [("int < %f", [Int]()), ("intIdx >= %f", []), ("double < %f", []), ("double > %f", []), ("int == %f", []),
+                              ("double == %f", []), ("int != %f", [1, 2, 3, 4, 5]), ("double != %f", [1, 2, 3, 4, 5]),
+                              ("double BETWEEN {0, %f}", []), ("float IN {%f, 0.25}", [3])] {
+            XCTAssertEqual(try ids(p, Double.nan), expected, "NaN is unordered: \(p)")
+        }
+        XCTAssertEqual(try ids("kind == 'alpha' AND kind != %@", QKind.beta), [1, 2, 3, 4, 5])
+        try lattice.write {
+            lattice.object(ofType: QItem.self, forPrimaryKey: 1)!.data = Data("hello".utf8)
+            lattice.object(ofType: QItem.self, forPrimaryKey: 2)!.optData = Data([0, 1, 2])
+        }
+        XCTAssertEqual(try ids("data == %@", Data("hello".utf8)), [1])
+        XCTAssertEqual(try ids("data BEGINSWITH 'he'"), [1])
+        XCTAssertEqual(try ids("data CONTAINS %@", Data("ll".utf8)), [1])
+        XCTAssertEqual(try ids("data ENDSWITH 'lo'"), [1])
+        XCTAssertEqual(try ids("data LIKE 'h*o'"), [1])
+        XCTAssertEqual(try ids("optData == %@", Data([0, 1, 2])), [2])
+        XCTAssertEqual(try ids("optData == nil"), [1, 3, 4, 5])
+        XCTAssertEqual(try ids("data == %@", Data()), [2, 3, 4, 5])
+        let uuid = UUID()
+        let oid = ObjectId()
+        try lattice.write {
+            lattice.object(ofType: QItem.self, forPrimaryKey: 3)!.uuidIdx = uuid
+            lattice.object(ofType: QItem.self, forPrimaryKey: 3)!.objectId = oid
+        }
+        XCTAssertEqual(try ids("uuidIdx == %@", uuid), [3])
+        XCTAssertEqual(try ids("uuidIdx == %@", uuid.uuidString), [3])
+        XCTAssertEqual(try ids("uuidIdx != uuid(\(uuid.uuidString))"), [1, 2, 4, 5])
+        XCTAssertEqual(try ids("objectId == %@", oid), [3])
+        XCTAssertEqual(try ids("objectId > %@", ObjectId(bytes: [UInt8](repeating: 0, count: 12))!), [3])
+    }
+
+    func testUnicodeCaseFolding() throws {
+        try lattice.write {
+            for (i, s) in ["Straße", "STRASSE", "ΣΊΣΥΦΟΣ", "σίσυφος", "Ǆ", "ǆ", "ÉCOLE", "école", "ecole"].enumerated() {
+                try lattice.add(QTag(value: ["name": s, "rank": i]))
+            }
+        }
+        let tags = lattice.objects(QTag.self)
+        func ranks(_ p: String) throws -> [Int] { try tags.filter(p).map(\.rank).sorted() }
+        XCTAssertEqual(try ranks("name ==[c] 'strasse'"), [0, 1])
+        XCTAssertEqual(try ranks("name ==[c] 'σίσυφος'"), [2, 3])
+        XCTAssertEqual(try ranks("name ==[c] 'ǅ'"), [4, 5])
+        XCTAssertEqual(try ranks("name ==[c] 'école'"), [6, 7])
+        XCTAssertEqual(try ranks("name ==[cd] 'ECOLE'"), [6, 7, 8])
+        XCTAssertEqual(try ranks("name BEGINSWITH[c] 'STRASS'"), [0, 1])
+        XCTAssertEqual(try ranks("name CONTAINS[c] 'SS'"), [0, 1])
+        XCTAssertTrue(try tags.filter("name ==[c] 'strasse'").explain().contains("case-insensitive index seek QTag.name"))
+    }
+
+    func testClassNotInSchemaGivesEmptyResults() throws {
+        final class Stranger: Object { @Persisted var x = 0 }
+        let results = try lattice.objects(Stranger.self).filter("x == 1")
+        XCTAssertEqual(results.count, 0)
+        XCTAssertTrue(results.explain().contains("not in this database's schema"))
+    }
+}
