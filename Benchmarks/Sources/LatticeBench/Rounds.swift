@@ -6,6 +6,8 @@ struct RoundRunner {
     let data: WorkloadData
     let base: String
     let keepFiles: Bool
+    /// Repetitions of steps 5 and 6 (100 and 10; `--profile` runs each once).
+    var queryReps = (100, 10)
 
     func dir(_ engine: String, _ round: Int) -> String { "\(base)/r\(round)-\(engine)" }
 
@@ -20,9 +22,9 @@ struct RoundRunner {
         s.record(.get, tGet); c.getSum = sum
         let (tScan, scan) = timed { db.scanAll() }
         s.record(.scan, tScan); (c.scanN, c.scanSum) = scan
-        let (tIdx, idx) = timed { (0..<100).map { _ in db.queryIndexed() }.first! }
+        let (tIdx, idx) = timed { (0..<queryReps.0).map { _ in db.queryIndexed() }.first! }
         s.record(.queryIndexed, tIdx); (c.qidxN, c.qidxSum) = idx
-        let (tRange, range) = timed { (0..<10).map { _ in db.queryRange() }.first! }
+        let (tRange, range) = timed { (0..<queryReps.1).map { _ in db.queryRange() }.first! }
         s.record(.queryRange, tRange); (c.qrangeCount, c.qrangeN, c.qrangeSum) = range
         s.record(.update, timed { db.update(data.updateIDs) }.0)
         s.record(.delete, timed { db.delete(data.deleteIDs) }.0)
@@ -63,9 +65,9 @@ struct RoundRunner {
         }
         let (tScan, scan) = try timed { try g.scanAll() }
         s.record(.scan, tScan); (c.scanN, c.scanSum) = scan
-        let (tIdx, idx) = try timed { try (0..<100).map { _ in try g.queryIndexed() }.first! }
+        let (tIdx, idx) = try timed { try (0..<queryReps.0).map { _ in try g.queryIndexed() }.first! }
         s.record(.queryIndexed, tIdx); (c.qidxN, c.qidxSum) = idx
-        let (tRange, range) = try timed { try (0..<10).map { _ in try g.queryRange() }.first! }
+        let (tRange, range) = try timed { try (0..<queryReps.1).map { _ in try g.queryRange() }.first! }
         s.record(.queryRange, tRange); (c.qrangeCount, c.qrangeN, c.qrangeSum) = range
         s.record(.update, try timed { try g.update(data.updateIDs) }.0)
         if cachedRows { s.record(.updateCached, try timed { try g.updateCached(data.updateIDs) }.0) }
@@ -91,9 +93,9 @@ struct RoundRunner {
         s.record(.get, tGet); c.getSum = sum
         let (tScan, scan) = timed { db.scanAll() }
         s.record(.scan, tScan); (c.scanN, c.scanSum) = scan
-        let (tIdx, idx) = timed { (0..<100).map { _ in db.queryIndexed() }.first! }
+        let (tIdx, idx) = timed { (0..<queryReps.0).map { _ in db.queryIndexed() }.first! }
         s.record(.queryIndexed, tIdx); (c.qidxN, c.qidxSum) = idx
-        let (tRange, range) = timed { (0..<10).map { _ in db.queryRange() }.first! }
+        let (tRange, range) = timed { (0..<queryReps.1).map { _ in db.queryRange() }.first! }
         s.record(.queryRange, tRange); (c.qrangeCount, c.qrangeN, c.qrangeSum) = range
         s.record(.update, try timed { try db.update(data.updateIDs) }.0)
         s.record(.delete, try timed { try db.delete(data.deleteIDs) }.0)

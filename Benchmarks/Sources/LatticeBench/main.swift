@@ -4,7 +4,8 @@ import Foundation
 //
 //   lattice-bench [--n N] [--rounds R] [--engines lmdb,grdb,lattice] [--no-extras] [--json PATH]
 //
-// With N other than 100,000 the checksums are printed but cannot be verified (profiling runs).
+// With N other than 100,000 the checksums are printed but cannot be verified (profiling runs);
+// --profile runs steps 5 and 6 once each (for callgrind; their times are then not the workload's).
 // Child modes (used by the extra scenarios): --iterate-child PATH, --cold-child ENGINE PATH ID.
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -47,7 +48,8 @@ if engines.contains("lmdb") { active.append(lmdb) }
 if engines.contains("grdb") { active += [grdbCodable, grdbManual] }
 if engines.contains("lattice") { active.append(lattice) }
 
-let runner = RoundRunner(data: data, base: base, keepFiles: false)
+var runner = RoundRunner(data: data, base: base, keepFiles: false)
+if args.contains("--profile") { runner.queryReps = (1, 1) }
 var checksums: [String: String] = [:]
 var mismatches: [String] = []
 @MainActor func verifyChecksums(_ engine: String, _ round: Int, _ c: Checksums) {
