@@ -159,6 +159,18 @@ extension Lattice {
         if let pk = info.primaryKey {
             var pkPayload: [UInt8] = []
             try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
+            if info.keyedByPrimaryKey && update == .error && !info.columns.contains(where: { $0.linksObjects || $0.property.collection != nil }) {
+                // The primary key is the object key, and encoding adds nothing else: one put that refuses
+                // an existing key replaces a lookup followed by a put.
+                let key = pkPayload.withUnsafeBytes { Int64._latticeDecode($0) }
+                let stamp = UInt64(try nextKey(info, txn))
+                let record = try encode(object, info, stamp: stamp)
+                guard try store(info, key: key, record: record, old: nil, txn, newKey: true) else {
+                    throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
+                }
+                object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
+                return key
+            }
             if let found = try findObject(info, primaryKeyPayload: pkPayload) {
                 if update == .error {
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
@@ -346,10 +358,21 @@ extension Lattice {
     // MARK: Storage
 
     /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes and the
-    /// backlinks of its to-one links in step with it.
-    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction) throws {
-        try KeyCodec.withObjectKey(key) { objectKey in
-            if let record {
+    /// backlinks of its to-one links in step with it. With `newKey`, writes only if no object has `key`
+    /// (returns false otherwise, having changed nothing); keys above every stored key are appended
+    /// (`MDB_APPEND`: no search, full pages when keys ascend).
+    @discardableResult
+    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
+               newKey: Bool = false) throws -> Bool {
+        let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
+            if let record, newKey {
+                // MDB_APPEND refuses (MDB_KEYEXIST) any key not above the last one; then a normal insert decides.
+                let put = try record.withUnsafeBytes { value in
+                    try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
+                        || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
+                }
+                if !put { return false }
+            } else if let record {
                 _ = try record.withUnsafeBytes { try txn.put(info.objectsDBI, objectKey, $0) }
             } else {
                 try txn.delete(info.objectsDBI, objectKey)
@@ -370,8 +393,10 @@ extension Lattice {
                     }
                 }
             }
+            return true
         }
-        didChange()
+        if stored { didChange() }
+        return stored
     }
 
     /// The next key of a class without an integer primary key (never reused, so stale objects never
