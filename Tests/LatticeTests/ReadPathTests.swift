@@ -132,4 +132,51 @@ final class ReadPathTests: XCTestCase {
         }
         XCTAssertEqual(indexed.sorted(), [10, 15, 20, 30, 40])
     }
+
+    func testRecordsWithWideOffsetsRoundTripThroughAddUpdateAndReopen() throws {
+        let lattice = try Lattice(configuration: config)
+        let long = String(repeating: "x", count: 300)
+        let huge = String(repeating: "y", count: 70_000)
+        try lattice.write {
+            let a = item(1)
+            a.name = long
+            try lattice.add(a)
+            let b = item(2)
+            b.name = huge
+            b.nickname = long
+            try lattice.add(b)
+        }
+        try lattice.write {
+            lattice.object(ofType: Item.self, forPrimaryKey: 1)!.nickname = huge
+            lattice.object(ofType: Item.self, forPrimaryKey: 2)!.name = "short"
+        }
+        let reopened = try Lattice(configuration: config)
+        let a = try XCTUnwrap(reopened.object(ofType: Item.self, forPrimaryKey: 1))
+        XCTAssertEqual(a.name, long)
+        XCTAssertEqual(a.nickname, huge)
+        XCTAssertEqual(a.group, 1)
+        let b = try XCTUnwrap(reopened.object(ofType: Item.self, forPrimaryKey: 2))
+        XCTAssertEqual(b.name, "short")
+        XCTAssertEqual(b.nickname, long)
+    }
+
+    func testAWriteThatOutgrowsTheMapIsReplayedCompletely() throws {
+        config.initialMapSize = 64 << 10
+        let lattice = try Lattice(configuration: config)
+        try lattice.write {
+            for id in 1...3_000 {
+                let object = item(Int64(id))
+                object.name = String(repeating: "z", count: 100 + id % 50)
+                try lattice.add(object)
+            }
+            // Updates and deletes after the growth are logged and replayed too.
+            lattice.object(ofType: Item.self, forPrimaryKey: 7)!.name = "seven"
+            try lattice.delete(lattice.object(ofType: Item.self, forPrimaryKey: 8)!)
+        }
+        let reopened = try Lattice(configuration: config)
+        XCTAssertEqual(reopened.objects(Item.self).count, 2_999)
+        XCTAssertEqual(reopened.object(ofType: Item.self, forPrimaryKey: 7)?.name, "seven")
+        XCTAssertNil(reopened.object(ofType: Item.self, forPrimaryKey: 8))
+        XCTAssertEqual(reopened.object(ofType: Item.self, forPrimaryKey: 3_000)?.name.count, 100 + 3_000 % 50)
+    }
 }

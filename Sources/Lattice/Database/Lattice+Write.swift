@@ -416,23 +416,19 @@ extension Lattice {
 
     /// The record of an unmanaged object.
     private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64) throws -> [UInt8] {
-        var payloads: [UInt8] = []
-        var ends: [Int] = []
-        ends.reserveCapacity(info.columns.count)
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for p in info.columns {
-            let start = payloads.count
-            try p.accessor.encode(at: base + p.offset, into: &payloads, adding: self)
-            if payloads.count - start > ClassInfo.maxPayloadBytes(p) {
+        let columns = info.columns
+        return try Record.build(count: columns.count, stamp: stamp) { out, i in
+            let p = columns[i]
+            let start = out.count
+            try p.accessor.encode(at: base + p.offset, into: &out, adding: self)
+            // Only String/Data payloads can pass the limit; test the size before the property's type.
+            let size = out.count - start
+            if size > PropertyInfo.maxValueBytes && size > ClassInfo.maxPayloadBytes(p) {
                 throw LatticeError.valueTooLarge(className: info.name, property: p.name,
-                                                 size: payloads.count - start - (p.property.isOptional ? 1 : 0),
-                                                 limit: PropertyInfo.maxValueBytes)
+                                                 size: size - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
             }
-            ends.append(payloads.count)
         }
-        var record: [UInt8] = []
-        Record.assemble(payloads: payloads, ends: ends, stamp: stamp, into: &record)
-        return record
     }
 
     func checkSize(_ info: ClassInfo, _ p: PropertyInfo, _ payload: [UInt8]) throws {
@@ -445,21 +441,17 @@ extension Lattice {
     /// A record equal to `view` with the payloads of some columns replaced. Columns the stored record
     /// lacks (written before they existed) get their type's default.
     func replacing(_ view: RecordView?, in info: ClassInfo, with replacements: [Int: [UInt8]]) -> [UInt8] {
-        var payloads: [UInt8] = []
-        var ends: [Int] = []
-        for p in info.columns {
+        let columns = info.columns
+        return Record.build(count: columns.count, stamp: view?.stamp ?? 0, capacity: view?.bytes.count ?? 128) { out, i in
+            let p = columns[i]
             if let replacement = replacements[p.column] {
-                payloads.append(contentsOf: replacement)
+                out.append(contentsOf: replacement)
             } else if let existing = view?.payload(p.column) {
-                payloads.append(contentsOf: existing)
+                out.append(contentsOf: existing)
             } else {
-                p.valueType._latticeDefaultEncoded(into: &payloads)
+                p.valueType._latticeDefaultEncoded(into: &out)
             }
-            ends.append(payloads.count)
         }
-        var record: [UInt8] = []
-        Record.assemble(payloads: payloads, ends: ends, stamp: view?.stamp ?? 0, into: &record)
-        return record
     }
 
     private func describe(_ p: PropertyInfo, _ payload: [UInt8]) -> String {
