@@ -180,3 +180,13 @@ final class ReadPathTests: XCTestCase {
         XCTAssertEqual(reopened.object(ofType: Item.self, forPrimaryKey: 3_000)?.name.count, 100 + 3_000 % 50)
     }
 }
+
+extension ReadPathTests {
+    func testReadsAfterACommitSeeIt() throws {
+        let lattice = try Lattice(configuration: config)
+        XCTAssertEqual(lattice.objects(Item.self).count, 0)   // opens a read snapshot
+        try lattice.write { try lattice.add(item(1)) }
+        XCTAssertEqual(lattice.objects(Item.self).count, 1)
+        XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: 1)?.name, "item 1")
+    }
+}
