@@ -159,6 +159,18 @@ extension Lattice {
         if let pk = info.primaryKey {
             var pkPayload: [UInt8] = []
             try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
+            if info.keyedByPrimaryKey && update == .error && !info.columns.contains(where: { $0.linksObjects || $0.property.collection != nil }) {
+                // The primary key is the object key, and encoding adds nothing else: one put that refuses
+                // an existing key replaces a lookup followed by a put.
+                let key = pkPayload.withUnsafeBytes { Int64._latticeDecode($0) }
+                let stamp = UInt64(try nextKey(info, txn))
+                let record = try encode(object, info, stamp: stamp)
+                guard try store(info, key: key, record: record, old: nil, txn, newKey: true) else {
+                    throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
+                }
+                object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
+                return key
+            }
             if let found = try findObject(info, primaryKeyPayload: pkPayload) {
                 if update == .error {
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
@@ -347,10 +359,21 @@ extension Lattice {
     // MARK: Storage
 
     /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes and the
-    /// backlinks of its to-one links in step with it.
-    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction) throws {
-        try KeyCodec.withObjectKey(key) { objectKey in
-            if let record {
+    /// backlinks of its to-one links in step with it. With `newKey`, writes only if no object has `key`
+    /// (returns false otherwise, having changed nothing); keys above every stored key are appended
+    /// (`MDB_APPEND`: no search, full pages when keys ascend).
+    @discardableResult
+    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
+               newKey: Bool = false) throws -> Bool {
+        let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
+            if let record, newKey {
+                // MDB_APPEND refuses (MDB_KEYEXIST) any key not above the last one; then a normal insert decides.
+                let put = try record.withUnsafeBytes { value in
+                    try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
+                        || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
+                }
+                if !put { return false }
+            } else if let record {
                 _ = try record.withUnsafeBytes { try txn.put(info.objectsDBI, objectKey, $0) }
             } else {
                 try txn.delete(info.objectsDBI, objectKey)
@@ -372,8 +395,10 @@ extension Lattice {
                 }
             }
             try maintainFoldedIndexes(info, objectKey: objectKey, record: record, old: old, txn)
+            return true
         }
-        didChange()
+        if stored { didChange() }
+        return stored
     }
 
     /// The next key of a class without an integer primary key (never reused, so stale objects never
@@ -393,23 +418,19 @@ extension Lattice {
 
     /// The record of an unmanaged object.
     private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64) throws -> [UInt8] {
-        var payloads: [UInt8] = []
-        var ends: [Int] = []
-        ends.reserveCapacity(info.columns.count)
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        for p in info.columns {
-            let start = payloads.count
-            try p.accessor.encode(at: base + p.offset, into: &payloads, adding: self)
-            if payloads.count - start > ClassInfo.maxPayloadBytes(p) {
+        let columns = info.columns
+        return try Record.build(count: columns.count, stamp: stamp) { out, i in
+            let p = columns[i]
+            let start = out.count
+            try p.accessor.encode(at: base + p.offset, into: &out, adding: self)
+            // Only String/Data payloads can pass the limit; test the size before the property's type.
+            let size = out.count - start
+            if size > PropertyInfo.maxValueBytes && size > ClassInfo.maxPayloadBytes(p) {
                 throw LatticeError.valueTooLarge(className: info.name, property: p.name,
-                                                 size: payloads.count - start - (p.property.isOptional ? 1 : 0),
-                                                 limit: PropertyInfo.maxValueBytes)
+                                                 size: size - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
             }
-            ends.append(payloads.count)
         }
-        var record: [UInt8] = []
-        Record.assemble(payloads: payloads, ends: ends, stamp: stamp, into: &record)
-        return record
     }
 
     func checkSize(_ info: ClassInfo, _ p: PropertyInfo, _ payload: [UInt8]) throws {
@@ -422,21 +443,17 @@ extension Lattice {
     /// A record equal to `view` with the payloads of some columns replaced. Columns the stored record
     /// lacks (written before they existed) get their type's default.
     func replacing(_ view: RecordView?, in info: ClassInfo, with replacements: [Int: [UInt8]]) -> [UInt8] {
-        var payloads: [UInt8] = []
-        var ends: [Int] = []
-        for p in info.columns {
+        let columns = info.columns
+        return Record.build(count: columns.count, stamp: view?.stamp ?? 0, capacity: view?.bytes.count ?? 128) { out, i in
+            let p = columns[i]
             if let replacement = replacements[p.column] {
-                payloads.append(contentsOf: replacement)
+                out.append(contentsOf: replacement)
             } else if let existing = view?.payload(p.column) {
-                payloads.append(contentsOf: existing)
+                out.append(contentsOf: existing)
             } else {
-                p.valueType._latticeDefaultEncoded(into: &payloads)
+                p.valueType._latticeDefaultEncoded(into: &out)
             }
-            ends.append(payloads.count)
         }
-        var record: [UInt8] = []
-        Record.assemble(payloads: payloads, ends: ends, stamp: view?.stamp ?? 0, into: &record)
-        return record
     }
 
     private func describe(_ p: PropertyInfo, _ payload: [UInt8]) -> String {

@@ -355,12 +355,29 @@ public final class Lattice {
     /// has no primary key, is not in the schema, or `key` is not of the primary key's type).
     public func object<T: Object, Key>(ofType type: T.Type, forPrimaryKey key: Key) -> T? {
         guard let info = classInfo(type), let pk = info.primaryKey else { return nil }
+        // An integer key of a class keyed by its primary key is the object key: one lookup, no `Any` casts.
+        if info.keyedByPrimaryKey, let objectKey = Lattice.integerKey(key) {
+            return reading("'\(info.name)' with primary key \(key)") { _ -> T? in
+                try fetchRecord(info, key: objectKey).map { materialize(type, info, key: objectKey, record: $0) }
+            }
+        }
         var payload: [UInt8] = []
         guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }
         return reading("'\(info.name)' with primary key \(key)") { _ -> T? in
             guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
             return materialize(type, info, key: found.key, record: found.record)
         }
+    }
+
+    /// `key` as an Int64 when it is a standard signed integer; checks the type, not the value (cheap in
+    /// unspecialized generic code, unlike a cast through `Any`). A value out of the primary key type's
+    /// range finds nothing either way: no stored object has such a key.
+    @inline(__always)
+    static func integerKey<K>(_ key: K) -> Int64? {
+        if K.self == Int64.self { return withUnsafeBytes(of: key) { $0.load(as: Int64.self) } }
+        if K.self == Int.self { return Int64(withUnsafeBytes(of: key) { $0.load(as: Int.self) }) }
+        if K.self == Int32.self { return Int64(withUnsafeBytes(of: key) { $0.load(as: Int32.self) }) }
+        return nil
     }
 
     /// Finds an object by the encoded payload of its primary key.

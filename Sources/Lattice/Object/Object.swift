@@ -12,7 +12,7 @@
 /// transaction, and it belongs to the handle's isolation domain (it is not `Sendable`).
 open class Object: CustomStringConvertible, Hashable {
     // Managed state; `_lattice` is nil while unmanaged.
-    final var _lattice: Lattice?
+    @usableFromInline final var _lattice: Lattice?
     final var _info: ClassInfo?
     final var _key: Int64 = 0
     /// Cached record copy, valid while `_generation` equals the handle's.

@@ -12,45 +12,55 @@
 /// requires a write transaction.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
-    var value: Value
+    // Accessors are @inlinable so that client modules specialize them for their models: the key paths
+    // passed to the enclosing-instance subscript then fold to direct field accesses instead of a runtime
+    // key-path projection plus generic metadata lookups on every property read.
+    @usableFromInline var value: Value
     /// The record column once the object is managed; -1 before.
-    var column: Int32 = -1
-    let isPrimaryKey: Bool
-    let isIndexed: Bool
+    @usableFromInline var column: Int32 = -1
+    @usableFromInline let isPrimaryKey: Bool
+    @usableFromInline let isIndexed: Bool
     /// For ``LinkingObjects``: the property of the origin class whose links are followed back.
-    var originProperty: String?
+    @usableFromInline var originProperty: String?
 
     /// A property with an initial value.
+    @inlinable
     public init(wrappedValue: Value) {
         self.init(value: wrappedValue, primaryKey: false, indexed: false)
     }
 
     /// A property whose initial value is the type's default (`0`, `""`, `false`, `nil`, ...).
+    @inlinable
     public init() {
         self.init(value: Value._latticeDefault, primaryKey: false, indexed: false)
     }
 
     /// The primary key (unique, immutable once managed, used by `object(ofType:forPrimaryKey:)`).
+    @inlinable
     public init(wrappedValue: Value, primaryKey: Bool) {
         self.init(value: wrappedValue, primaryKey: primaryKey, indexed: false)
     }
 
     /// The primary key, with the type's default as initial value.
+    @inlinable
     public init(primaryKey: Bool) {
         self.init(value: Value._latticeDefault, primaryKey: primaryKey, indexed: false)
     }
 
     /// An indexed property: equality, `IN`, range and prefix queries on it use the index.
+    @inlinable
     public init(wrappedValue: Value, indexed: Bool) {
         self.init(value: wrappedValue, primaryKey: false, indexed: indexed)
     }
 
     /// An indexed property with the type's default as initial value.
+    @inlinable
     public init(indexed: Bool) {
         self.init(value: Value._latticeDefault, primaryKey: false, indexed: indexed)
     }
 
-    private init(value: Value, primaryKey: Bool, indexed: Bool) {
+    @usableFromInline
+    init(value: Value, primaryKey: Bool, indexed: Bool) {
         self.value = value
         self.isPrimaryKey = primaryKey
         self.isIndexed = indexed || primaryKey
@@ -75,6 +85,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// Reads and writes the property through its enclosing object.
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -114,21 +125,34 @@ protocol PersistedField: SendableMetatype {
 extension Persisted: PersistedField {
     static var valueType: any _Persistable.Type { Value.self }
 
+    // The hot type-erased accessors (`bind` on every materialized object, `encode`/`didAdd` on every add)
+    // address the fields from `Value`'s layout alone: going through `Persisted<Value>` makes unspecialized
+    // code look its metadata up in the runtime's generic cache on each call, which costs more than the
+    // access. Swift lays struct fields out in declaration order, each at its alignment: `value` first,
+    // then `column`. `flags(at:)` (run once per property when a model is reflected) checks this.
+    @inline(__always)
+    static var columnOffset: Int {
+        let align = MemoryLayout<Int32>.alignment
+        return (MemoryLayout<Value>.size + align - 1) / align * align
+    }
+
     static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?) {
+        precondition(MemoryLayout<Self>.offset(of: \Self.value) == 0 && MemoryLayout<Self>.offset(of: \Self.column) == columnOffset,
+                     "Persisted<\(Value.self)> has an unexpected layout")
         let p = field.assumingMemoryBound(to: Persisted<Value>.self)
         return (p.pointee.isPrimaryKey, p.pointee.isIndexed, p.pointee.originProperty)
     }
 
     static func bind(at field: UnsafeMutableRawPointer, column: Int32) {
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.column = column
+        (field + columnOffset).assumingMemoryBound(to: Int32.self).pointee = column
     }
 
     static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws {
-        try field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeEncode(into: &out, adding: lattice)
+        try field.assumingMemoryBound(to: Value.self).pointee._latticeEncode(into: &out, adding: lattice)
     }
 
     static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int) throws {
-        try field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value._latticeDidAdd(owner, column: column)
+        try field.assumingMemoryBound(to: Value.self).pointee._latticeDidAdd(owner, column: column)
     }
 
     static func value(at field: UnsafeRawPointer) -> Any? {

@@ -1,3 +1,4 @@
+import CLMDB
 /// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
 ///
 /// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
@@ -75,22 +76,73 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     }
 
     /// Walks a snapshot of the keys taken when the loop began; objects deleted meanwhile are skipped.
+    ///
+    /// Records are read in batches, one cursor walk each (a cursor stays on its leaf page from one key to
+    /// the next, where a lookup per object descends the tree and takes the map lock every time). A batch
+    /// is read again from the current position once the handle's view changed (a write in the loop), so
+    /// every object is as fresh as one fetched when it is reached; batches shrink while that keeps
+    /// happening, so a loop that writes on every step reads one record at a time.
     public struct Iterator: IteratorProtocol {
         let results: Results
         let keys: [Int64]
         var position = 0
+        /// Records of `keys[batchStart..<batchStart + batch.count]` (nil: the object is gone).
+        private var batch: [RecordBuffer?] = []
+        private var batchStart = 0
+        private var batchGeneration: UInt64 = 0
+        private var batchSize = 1
+
+        /// The most records read ahead at once.
+        static var maxBatch: Int { 256 }
+
+        init(results: Results, keys: [Int64]) {
+            self.results = results
+            self.keys = keys
+        }
 
         /// The next object still present, or nil at the end.
         public mutating func next() -> Element? {
             guard let info = results.info else { return nil }
             let lattice = results.lattice
             while position < keys.count {
+                let offset = position - batchStart
+                if offset >= batch.count || batchGeneration != lattice.generation {
+                    // Grow while batches are used up; start over small when a write made one stale.
+                    batchSize = offset >= batch.count ? Swift.min(batchSize * 4, Self.maxBatch) : 1
+                    readBatch(info, lattice)
+                }
+                let record = batch[position - batchStart]
                 let key = keys[position]
                 position += 1
-                let record = lattice.reading("an object of '\(info.name)'") { _ in try lattice.fetchRecord(info, key: key) }
                 if let record { return lattice.materialize(Element.self, info, key: key, record: record) }
             }
             return nil
+        }
+
+        private mutating func readBatch(_ info: ClassInfo, _ lattice: Lattice) {
+            let end = Swift.min(position + batchSize, keys.count)
+            var records = batch
+            records.removeAll(keepingCapacity: true)
+            lattice.reading("the objects of '\(info.name)'") { txn in
+                try txn.withCursor(info.objectsDBI) { cursor in
+                    var positioned = false
+                    for key in keys[position..<end] {
+                        var entry: (key: Bytes, value: Bytes)?
+                        // Usually the next entry is the wanted one; otherwise (objects added or deleted since
+                        // the snapshot of keys, or results in another order) seek it.
+                        if positioned, let e = try cursor.move(MDB_NEXT), KeyCodec.int(e.key) == key {
+                            entry = e
+                        } else {
+                            entry = try KeyCodec.withObjectKey(key) { try cursor.move(MDB_SET_KEY, key: $0) }
+                        }
+                        positioned = entry != nil
+                        records.append(entry.map { RecordBuffer.make($0.value) })
+                    }
+                }
+            }
+            batch = records
+            batchStart = position
+            batchGeneration = lattice.generation
         }
     }
 

@@ -212,18 +212,31 @@ final class Transaction {
 
     // MARK: Growth
 
+    /// Appends one operation: `[u8 op][u32 dbi][u32 flags][u32 key count][key][u32 value count][value]`,
+    /// little-endian, written in place (one capacity check per operation: this runs on every put).
     private func record(_ op: LogOp, _ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32) {
-        log.append(op.rawValue)
-        appendFixed(UInt32(dbi))
-        appendFixed(flags)
-        appendFixed(UInt32(key.count))
-        log.append(contentsOf: key)
-        appendFixed(UInt32(value.count))
-        log.append(contentsOf: value)
-    }
-
-    private func appendFixed(_ value: UInt32) {
-        withUnsafeBytes(of: value.littleEndian) { log.append(contentsOf: $0) }
+        let start = log.count
+        let size = 1 + 4 * 4 + key.count + value.count
+        log.append(contentsOf: repeatElement(0, count: size))
+        log.withUnsafeMutableBytes { raw in
+            var at = start
+            func fixed(_ v: UInt32) {
+                raw.storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self)
+                at += 4
+            }
+            func bytes(_ b: Bytes) {
+                if let base = b.baseAddress, b.count > 0 { (raw.baseAddress! + at).copyMemory(from: base, byteCount: b.count) }
+                at += b.count
+            }
+            raw[at] = op.rawValue
+            at += 1
+            fixed(UInt32(dbi))
+            fixed(flags)
+            fixed(UInt32(key.count))
+            bytes(key)
+            fixed(UInt32(value.count))
+            bytes(value)
+        }
     }
 
     private func growAndReplay() throws {

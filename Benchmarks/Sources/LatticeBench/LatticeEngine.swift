@@ -1,0 +1,138 @@
+import Foundation
+import Lattice
+
+/// The workload's model, as WORKLOAD.md's Lattice section declares it.
+final class PersonObject: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var name: String
+    @Persisted var email: String
+    @Persisted(indexed: true) var age: Int
+    @Persisted var score: Double
+    @Persisted var created: Date
+}
+
+extension Person {
+    /// "Decoded into the struct": every property read, so a lazy accessor cannot skip work.
+    @inline(__always)
+    init(_ o: PersonObject) {
+        self.init(id: o.id, name: o.name, email: o.email, age: o.age, score: o.score, created: o.created)
+    }
+}
+
+/// The workload's queries. The query engine (`filter(_:)`) is being built on another branch; until it is
+/// merged these filter in Swift over every object, and the report marks their rows "query engine pending".
+/// Switching is one line per query: the commented `filter(...)` form.
+enum LatticeQueries {
+    static let queryEnginePending = true
+
+    /// `age == 42`.
+    static func ageIs42(_ lattice: Lattice) -> LazyFilterSequence<Results<PersonObject>> {
+        // return lattice.objects(PersonObject.self).filter("age == 42")
+        lattice.objects(PersonObject.self).lazy.filter { $0.age == 42 }
+    }
+
+    /// `age >= 20 AND age < 30`.
+    static func ageInTwenties(_ lattice: Lattice) -> LazyFilterSequence<Results<PersonObject>> {
+        // return lattice.objects(PersonObject.self).filter("age >= 20 AND age < 30")
+        lattice.objects(PersonObject.self).lazy.filter { $0.age >= 20 && $0.age < 30 }
+    }
+}
+
+/// Lattice through its public API only.
+final class LatticeEngine {
+    let path: String
+    var lattice: Lattice?
+
+    init(path: String) throws {
+        self.path = path
+        lattice = try Lattice(configuration: Self.configuration(path))
+    }
+
+    static func configuration(_ path: String) -> Lattice.Configuration {
+        Lattice.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [PersonObject.self])
+    }
+
+    /// Closes the handle (its environment closes with the last handle).
+    func close() { lattice = nil }
+
+    private var db: Lattice { lattice! }
+
+    @inline(__always)
+    private static func object(_ p: Person) -> PersonObject {
+        let o = PersonObject()
+        o.id = p.id
+        o.name = p.name
+        o.email = p.email
+        o.age = p.age
+        o.score = p.score
+        o.created = p.created
+        return o
+    }
+
+    func insert(_ people: ArraySlice<Person>) throws {
+        let db = self.db
+        try db.write { for p in people { try db.add(Self.object(p)) } }
+    }
+
+    func insertSmall(_ people: ArraySlice<Person>) throws {
+        let db = self.db
+        for p in people { try db.write { try db.add(Self.object(p)) } }
+    }
+
+    func getByID(_ ids: [Int64]) -> Int {
+        let db = self.db
+        db.refresh()
+        var sum = 0
+        for id in ids {
+            let p = Person(db.object(ofType: PersonObject.self, forPrimaryKey: id)!)
+            sum += p.age + Int(p.name.utf8.first!)
+        }
+        return sum
+    }
+
+    func scanAll() -> (Int, Double) {
+        let db = self.db
+        db.refresh()
+        let results = db.objects(PersonObject.self)
+        var all: [Person] = []
+        all.reserveCapacity(results.count)
+        for o in results { all.append(Person(o)) }
+        return (all.count, all.reduce(0) { $0 + $1.score })
+    }
+
+    func queryIndexed() -> (Int, Double) {
+        let db = self.db
+        db.refresh()
+        let found = LatticeQueries.ageIs42(db).map(Person.init)
+        return (found.count, found.reduce(0) { $0 + $1.score })
+    }
+
+    func queryRange() -> (Int, Int, Double) {
+        let db = self.db
+        db.refresh()
+        let matches = LatticeQueries.ageInTwenties(db)
+        let count = matches.count
+        let found = matches.map(Person.init)
+        return (count, found.count, found.reduce(0) { $0 + $1.score })
+    }
+
+    /// Object API: read, modify, write.
+    func update(_ ids: [Int64]) throws {
+        let db = self.db
+        try db.write {
+            for id in ids { db.object(ofType: PersonObject.self, forPrimaryKey: id)!.score += 1.0 }
+        }
+    }
+
+    func delete(_ ids: [Int64]) throws {
+        let db = self.db
+        try db.write {
+            for id in ids { try db.delete(db.object(ofType: PersonObject.self, forPrimaryKey: id)!) }
+        }
+    }
+
+    func count() -> Int {
+        db.refresh()
+        return db.objects(PersonObject.self).count
+    }
+}

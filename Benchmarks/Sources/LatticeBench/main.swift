@@ -1,0 +1,161 @@
+import Foundation
+
+// lattice-bench: WORKLOAD.md three ways (raw LMDB, GRDB, Lattice) in one process, interleaved round by round.
+//
+//   lattice-bench [--n N] [--rounds R] [--engines lmdb,grdb,lattice] [--no-extras] [--json PATH]
+//
+// With N other than 100,000 the checksums are printed but cannot be verified (profiling runs);
+// --profile runs steps 5 and 6 once each (for callgrind; their times are then not the workload's).
+// Child modes (used by the extra scenarios): --iterate-child PATH, --cold-child ENGINE PATH ID.
+
+let args = Array(CommandLine.arguments.dropFirst())
+@MainActor func option(_ name: String) -> String? {
+    guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}
+
+if let path = option("--iterate-child") {
+    try Extras.iterateChild(path)
+    exit(0)
+}
+if let i = args.firstIndex(of: "--cold-child"), i + 3 < args.count {
+    try Extras.coldChild(engine: args[i + 1], path: args[i + 2], id: Int64(args[i + 3])!)
+    exit(0)
+}
+
+let n = option("--n").flatMap(Int.init) ?? 100_000
+let rounds = option("--rounds").flatMap(Int.init) ?? 5
+let engines = Set((option("--engines") ?? "lmdb,grdb,lattice").split(separator: ",").map(String.init))
+let extras = !args.contains("--no-extras")
+let jsonPath = option("--json") ?? "results/latest.json"
+let verify = n == 100_000
+
+let base = NSTemporaryDirectory() + "lattice-bench-\(getpid())"
+try? FileManager.default.removeItem(atPath: base)
+try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: base) }
+
+print("lattice-bench: N=\(n), \(rounds) rounds, engines \(engines.sorted().joined(separator: ",")), files in \(base)")
+let (genSeconds, data) = timed { WorkloadData(n: n) }
+print(String(format: "data generated in %.2f s (not timed)", genSeconds))
+
+let lmdb = Series(name: "lmdb")
+let grdbCodable = Series(name: "grdb-pool-codable")
+let grdbManual = Series(name: "grdb-pool-manual")
+let lattice = Series(name: "lattice")
+var active: [Series] = []
+if engines.contains("lmdb") { active.append(lmdb) }
+if engines.contains("grdb") { active += [grdbCodable, grdbManual] }
+if engines.contains("lattice") { active.append(lattice) }
+
+var runner = RoundRunner(data: data, base: base, keepFiles: false)
+if args.contains("--profile") { runner.queryReps = (1, 1) }
+var checksums: [String: String] = [:]
+var mismatches: [String] = []
+@MainActor func verifyChecksums(_ engine: String, _ round: Int, _ c: Checksums) {
+    if round == 1 { checksums[engine] = c.text }
+    if verify && c.text != Checksums.expected { mismatches.append("\(engine) round \(round): \(c.text)") }
+}
+
+let started = now()
+for round in 1...rounds {
+    let roundStart = now()
+    if engines.contains("lmdb") { verifyChecksums(lmdb.name, round, runner.runLMDB(lmdb, round: round)) }
+    if engines.contains("grdb") {
+        verifyChecksums(grdbCodable.name, round, try runner.runGRDB(grdbCodable, CodablePerson.self, round: round, cachedRows: false))
+        verifyChecksums(grdbManual.name, round, try runner.runGRDB(grdbManual, ManualPerson.self, round: round, cachedRows: true))
+    }
+    if engines.contains("lattice") { verifyChecksums(lattice.name, round, try runner.runLattice(lattice, round: round)) }
+    print(String(format: "round %d done in %.1f s", round, now() - roundStart))
+}
+
+print("\n== Round-1 checksums ==")
+if verify { print("  expected            \(Checksums.expected)") }
+for s in active { print("  " + s.name.padding(toLength: 20, withPad: " ", startingAt: 0) + "\(checksums[s.name] ?? "-")") }
+if !mismatches.isEmpty {
+    print("\nCHECKSUM MISMATCH — refusing to report:")
+    mismatches.forEach { print("  " + $0) }
+    exit(1)
+}
+print(verify ? "  all checksums match WORKLOAD.md" : "  (N != 100,000: checksums not verifiable)")
+
+// MARK: Extras
+
+var extraResults: [ExtraResult] = []
+var iterateRSSMB: Double?
+if extras && engines.contains("lattice") {
+    let millionPath = base + "/million.lattice"
+    let buildSeconds = try Extras.buildMillion(millionPath)
+    let it = try Extras.child(["--iterate-child", millionPath])
+    iterateRSSMB = (it["peakKB"] ?? 0) / 1024
+    extraResults.append(ExtraResult(scenario: "iterate 1,000,000 objects reading one property (child process)",
+                                    values: ["seconds": it["seconds"] ?? .nan, "peakRSSMB": iterateRSSMB!,
+                                             "rssBeforeIterationMB": (it["rssBeforeKB"] ?? 0) / 1024,
+                                             "fileMB": (it["fileBytes"] ?? 0) / 1e6, "buildSeconds": buildSeconds],
+                                    note: "peak RSS = VmHWM of the child, includes mapped file pages touched"))
+    try? FileManager.default.removeItem(atPath: millionPath)
+    try? FileManager.default.removeItem(atPath: millionPath + "-lock")
+
+    // Cold start: a fresh process opens a populated 100k file and runs its first read and first query.
+    let coldRunner = RoundRunner(data: data, base: base + "/cold", keepFiles: true)
+    try FileManager.default.createDirectory(atPath: base + "/cold", withIntermediateDirectories: true)
+    let deleted = Set(data.deleteIDs)
+    let id = (1...Int64(n)).first { !deleted.contains($0) }!
+    var coldFiles: [(String, String)] = [("lattice", coldRunner.dir("lattice", 0) + ".lattice")]
+    _ = try coldRunner.runLattice(Series(name: "cold"), round: 0)
+    if engines.contains("lmdb") {
+        _ = coldRunner.runLMDB(Series(name: "cold"), round: 0)
+        coldFiles.append(("lmdb", coldRunner.dir("lmdb", 0)))
+    }
+    if engines.contains("grdb") {
+        let s = Series(name: "grdb-cold")
+        _ = try coldRunner.runGRDB(s, ManualPerson.self, round: 0, cachedRows: false)
+        coldFiles.append(("grdb", coldRunner.dir("grdb-cold", 0) + ".sqlite"))
+    }
+    for (engine, path) in coldFiles {
+        let c = try Extras.child(["--cold-child", engine, path, String(id)])
+        extraResults.append(ExtraResult(scenario: "cold start (\(engine)): open, first read by id, first query age == 42",
+                                        values: ["openSeconds": c["open"] ?? .nan, "firstReadSeconds": c["firstRead"] ?? .nan,
+                                                 "firstQuerySeconds": c["firstQuery"] ?? .nan, "queryN": c["n"] ?? .nan],
+                                        note: engine == "lattice" && LatticeQueries.queryEnginePending
+                                            ? "query engine pending: the first query is a Swift filter over all objects" : nil))
+    }
+}
+let pending = [
+    "List scenario (100,000-entry List: append, indexed read, remove one): pending relationships (issue 3)",
+    "Backlink scenario (count of 10,000 incoming links in a 1,000,000-object file): pending relationships (issue 3)",
+]
+
+// MARK: Report
+
+let report = Report(n: n, series: active, lmdb: engines.contains("lmdb") ? lmdb : nil,
+                    grdb: engines.contains("grdb") ? [grdbCodable, grdbManual] : [],
+                    lattice: engines.contains("lattice") ? lattice : nil)
+report.printTables(iterateRSSMB: iterateRSSMB)
+var processPeak = 0
+var usage = rusage()
+if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 { processPeak = usage.ru_maxrss }
+print("  process peak RSS (ru_maxrss): \(processPeak) KiB")
+if !extraResults.isEmpty {
+    print("\n== Extra scenarios ==")
+    for e in extraResults {
+        let values = e.values.sorted { $0.key < $1.key }.map { "\($0.key)=" + String(format: "%.4g", $0.value) }.joined(separator: " ")
+        print("  \(e.scenario): \(values)" + (e.note.map { "  (\($0))" } ?? ""))
+    }
+}
+pending.forEach { print("  " + $0) }
+print(String(format: "\ntotal %.1f s", now() - started))
+
+let (summary, targets) = report.summaryAndTargets(iterateRSSMB: iterateRSSMB)
+let output = Output(
+    date: ISO8601DateFormatter().string(from: Date()), n: n, rounds: rounds, checksums: checksums, checksumsVerified: verify,
+    steps: report.allStats(), summary: summary, targets: targets,
+    fileSizesBytes: Dictionary(uniqueKeysWithValues: active.map { s in (s.name, s.fileSizes.mapValues { $0.max()! }) }),
+    peakRSSKB: Dictionary(uniqueKeysWithValues: active.map { ($0.name, $0.peakRSSKB.max() ?? 0) }),
+    processPeakRSSKB: processPeak, extras: extraResults, pending: pending)
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+let json = try encoder.encode(output)
+try? FileManager.default.createDirectory(atPath: (jsonPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+try json.write(to: URL(fileURLWithPath: jsonPath))
+print("results written to \(jsonPath)")

@@ -1,0 +1,192 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+/// Behaviour the read fast paths (integer primary-key lookup, cursor-walking iteration, appended
+/// inserts) must keep.
+final class ReadPathTests: XCTestCase {
+    final class Item: Object {
+        @Persisted(primaryKey: true) var id: Int64
+        @Persisted(indexed: true) var group = 0
+        @Persisted var name = ""
+        @Persisted var nickname: String?
+    }
+
+    final class Small: Object {
+        @Persisted(primaryKey: true) var id: Int32
+        @Persisted var label = ""
+    }
+
+    final class Named: Object {
+        @Persisted(primaryKey: true) var code = ""
+        @Persisted var value = 0.0
+    }
+
+    private var config: Lattice.Configuration!
+
+    override func setUp() {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("readpath-\(UUID().uuidString).lattice")
+        config = Lattice.Configuration(fileURL: url, objectTypes: [Item.self, Small.self, Named.self])
+    }
+
+    override func tearDown() {
+        _ = try? Lattice.deleteFiles(for: config)
+    }
+
+    private func item(_ id: Int64) -> Item {
+        let item = Item()
+        item.id = id
+        item.group = Int(id % 3)
+        item.name = "item \(id)"
+        item.nickname = id % 2 == 0 ? "even \(id)" : nil
+        return item
+    }
+
+    func testPrimaryKeyLookupAcceptsEveryIntegerWidthAndRejectsOtherTypes() throws {
+        let lattice = try Lattice(configuration: config)
+        try lattice.write {
+            try lattice.add(item(5))
+            let small = Small()
+            small.id = 9
+            small.label = "nine"
+            try lattice.add(small)
+            let named = Named()
+            named.code = "x"
+            named.value = 1.5
+            try lattice.add(named)
+        }
+        XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: Int64(5))?.name, "item 5")
+        XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: 5)?.name, "item 5")
+        XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: Int32(5))?.name, "item 5")
+        XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: Int16(5))?.name, "item 5")
+        XCTAssertNil(lattice.object(ofType: Item.self, forPrimaryKey: 6))
+        XCTAssertNil(lattice.object(ofType: Item.self, forPrimaryKey: "5"))
+        XCTAssertEqual(lattice.object(ofType: Small.self, forPrimaryKey: 9)?.label, "nine")
+        XCTAssertEqual(lattice.object(ofType: Small.self, forPrimaryKey: Int64(9))?.label, "nine")
+        XCTAssertNil(lattice.object(ofType: Small.self, forPrimaryKey: Int64(Int32.max) + 10))
+        XCTAssertEqual(lattice.object(ofType: Named.self, forPrimaryKey: "x")?.value, 1.5)
+        XCTAssertNil(lattice.object(ofType: Named.self, forPrimaryKey: 1))
+    }
+
+    func testIterationSeesEveryObjectInKeyOrderWithAllProperties() throws {
+        let lattice = try Lattice(configuration: config)
+        // Out of order, and more objects than one read batch.
+        let ids = (1...1_000).map { Int64($0 * 7 % 1_009) }
+        try lattice.write { for id in ids { try lattice.add(item(id)) } }
+        let reopened = try Lattice(configuration: config)
+        var seen: [Int64] = []
+        for object in reopened.objects(Item.self) {
+            seen.append(object.id)
+            XCTAssertEqual(object.name, "item \(object.id)")
+            XCTAssertEqual(object.group, Int(object.id % 3))
+            XCTAssertEqual(object.nickname, object.id % 2 == 0 ? "even \(object.id)" : nil)
+        }
+        XCTAssertEqual(seen, ids.sorted())
+        XCTAssertEqual(Array(reopened.objects(Item.self)).map(\.id), ids.sorted())
+    }
+
+    func testIterationSkipsObjectsDeletedDuringTheLoopAndKeepsItsSnapshotOfKeys() throws {
+        let lattice = try Lattice(configuration: config)
+        try lattice.write { for id in 1...600 { try lattice.add(item(Int64(id))) } }
+        var seen: [Int64] = []
+        try lattice.write {
+            for object in lattice.objects(Item.self) {
+                seen.append(object.id)
+                if object.id == 10 {
+                    // Delete objects ahead of the loop, and add one it must not see.
+                    for id in [11, 300, 301, 599] {
+                        try lattice.delete(lattice.object(ofType: Item.self, forPrimaryKey: id)!)
+                    }
+                    try lattice.add(item(1_000))
+                }
+            }
+        }
+        XCTAssertEqual(seen, (1...600).map(Int64.init).filter { ![11, 300, 301, 599].contains($0) })
+        XCTAssertEqual(lattice.objects(Item.self).count, 597)
+    }
+
+    func testAppendedAndOutOfOrderInsertsKeepIndexesAndRejectDuplicates() throws {
+        let lattice = try Lattice(configuration: config)
+        try lattice.write {
+            for id in [10, 20, 30] { try lattice.add(item(Int64(id))) }
+            try lattice.add(item(15))   // below the last key
+            try lattice.add(item(40))   // above it
+        }
+        XCTAssertThrowsError(try lattice.write { try lattice.add(item(40)) }) { error in
+            guard case LatticeError.duplicatePrimaryKey = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try lattice.write { try lattice.add(item(15)) }) { error in
+            guard case LatticeError.duplicatePrimaryKey = error else { return XCTFail("\(error)") }
+        }
+        try lattice.write { try lattice.add(item(40), update: .modified) }
+        let reopened = try Lattice(configuration: config)
+        XCTAssertEqual(reopened.objects(Item.self).map(\.id), [10, 15, 20, 30, 40])
+        // The group index holds exactly one entry per object.
+        let info = try XCTUnwrap(reopened.classInfo(Item.self))
+        let group = try XCTUnwrap(info.property(named: "group"))
+        var indexed: [Int64] = []
+        for value in 0..<3 {
+            var payload: [UInt8] = []
+            value._latticeEncode(into: &payload)
+            indexed += reopened.reading("test") { _ in try reopened.indexLookup(group, payload: payload) }
+        }
+        XCTAssertEqual(indexed.sorted(), [10, 15, 20, 30, 40])
+    }
+
+    func testRecordsWithWideOffsetsRoundTripThroughAddUpdateAndReopen() throws {
+        let lattice = try Lattice(configuration: config)
+        let long = String(repeating: "x", count: 300)
+        let huge = String(repeating: "y", count: 70_000)
+        try lattice.write {
+            let a = item(1)
+            a.name = long
+            try lattice.add(a)
+            let b = item(2)
+            b.name = huge
+            b.nickname = long
+            try lattice.add(b)
+        }
+        try lattice.write {
+            lattice.object(ofType: Item.self, forPrimaryKey: 1)!.nickname = huge
+            lattice.object(ofType: Item.self, forPrimaryKey: 2)!.name = "short"
+        }
+        let reopened = try Lattice(configuration: config)
+        let a = try XCTUnwrap(reopened.object(ofType: Item.self, forPrimaryKey: 1))
+        XCTAssertEqual(a.name, long)
+        XCTAssertEqual(a.nickname, huge)
+        XCTAssertEqual(a.group, 1)
+        let b = try XCTUnwrap(reopened.object(ofType: Item.self, forPrimaryKey: 2))
+        XCTAssertEqual(b.name, "short")
+        XCTAssertEqual(b.nickname, long)
+    }
+
+    func testAWriteThatOutgrowsTheMapIsReplayedCompletely() throws {
+        config.initialMapSize = 64 << 10
+        let lattice = try Lattice(configuration: config)
+        try lattice.write {
+            for id in 1...3_000 {
+                let object = item(Int64(id))
+                object.name = String(repeating: "z", count: 100 + id % 50)
+                try lattice.add(object)
+            }
+            // Updates and deletes after the growth are logged and replayed too.
+            lattice.object(ofType: Item.self, forPrimaryKey: 7)!.name = "seven"
+            try lattice.delete(lattice.object(ofType: Item.self, forPrimaryKey: 8)!)
+        }
+        let reopened = try Lattice(configuration: config)
+        XCTAssertEqual(reopened.objects(Item.self).count, 2_999)
+        XCTAssertEqual(reopened.object(ofType: Item.self, forPrimaryKey: 7)?.name, "seven")
+        XCTAssertNil(reopened.object(ofType: Item.self, forPrimaryKey: 8))
+        XCTAssertEqual(reopened.object(ofType: Item.self, forPrimaryKey: 3_000)?.name.count, 100 + 3_000 % 50)
+    }
+}
+
+extension ReadPathTests {
+    func testReadsAfterACommitSeeIt() throws {
+        let lattice = try Lattice(configuration: config)
+        XCTAssertEqual(lattice.objects(Item.self).count, 0)   // opens a read snapshot
+        try lattice.write { try lattice.add(item(1)) }
+        XCTAssertEqual(lattice.objects(Item.self).count, 1)
+        XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: 1)?.name, "item 1")
+    }
+}
