@@ -163,7 +163,7 @@ extension Lattice {
                 // The primary key is the object key, and encoding adds nothing else: one put that refuses
                 // an existing key replaces a lookup followed by a put.
                 let key = pkPayload.withUnsafeBytes { Int64._latticeDecode($0) }
-                let stamp = UInt64(try nextKey(info, txn))
+                let stamp = UInt64(txn.id)
                 let record = try encode(object, info, stamp: stamp)
                 guard try store(info, key: key, record: record, old: nil, txn, newKey: true) else {
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
@@ -192,9 +192,10 @@ extension Lattice {
             adding[ObjectIdentifier(object)] = nil
             addPolicy = outerPolicy
         }
-        // Integer primary keys are reused as object keys, so a new object gets a fresh stamp; an
-        // updated one keeps its own.
-        let stamp = info.keyedByPrimaryKey ? try old.map { $0.stamp } ?? UInt64(nextKey(info, txn)) : 0
+        // Integer primary keys are reused as object keys, so a new object is stamped with the id of the
+        // transaction creating it (unique per commit, increasing across processes); an updated one keeps
+        // its stamp.
+        let stamp = info.keyedByPrimaryKey ? old.map { $0.stamp } ?? UInt64(txn.id) : 0
         let record = try encode(object, info, stamp: stamp)
         try store(info, key: key, record: record, old: old, txn)
         object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
