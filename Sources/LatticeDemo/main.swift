@@ -35,6 +35,8 @@ do {
     for item in reopened.objects(ToDoItem.self) {
         print("  [\(item.isCompleted ? "x" : " ")] \(item.text)  (id \(item.id))")
     }
+    let open = try reopened.objects(ToDoItem.self).filter("isCompleted == %@", false).sorted(byKeyPath: "text")
+    print("Still to do (query \"isCompleted == false\", sorted by text): \(open.map(\.text))")
     if let any = reopened.objects(ToDoItem.self).first,
        let again = reopened.object(ofType: ToDoItem.self, forPrimaryKey: any.id) {
         print("Lookup by primary key: \(again)")
