@@ -1,9 +1,14 @@
 import Foundation
 
-/// What a compiled test may read besides the record itself: the transaction, for the link hops,
-/// collections and backlinks of key paths through relationships.
+/// What a compiled test may read besides the record itself: the transaction and handle, for the link
+/// hops, collections and backlinks of key paths through relationships, and the record's object key
+/// (collections and backlinks are keyed by it).
 struct RowContext {
     let txn: Transaction
+    let lattice: Lattice
+    let key: Int64
+    /// Where tests record a read failure (they cannot throw); the executor throws it.
+    let failure: RowFailure
 }
 
 /// A test of one record, compiled once per query (no re-interpretation per row).
@@ -85,6 +90,8 @@ struct ScalarTerm {
 /// Binds a ``QueryNode`` to a class.
 struct QueryBinder {
     let info: ClassInfo
+    /// The SUBQUERY variable whose objects are the rows (`$d`), or nil for the queried class.
+    var variable: String? = nil
 
     func bind(_ node: QueryNode) throws -> BoundNode {
         switch node {
@@ -96,86 +103,65 @@ struct QueryBinder {
         }
     }
 
-    private func fail(_ message: String, _ position: Int) -> LatticeError {
+    func fail(_ message: String, _ position: Int) -> LatticeError {
         .invalidQuery(message: "\(message) (at column \(position)).")
     }
 
-    /// Resolves a key path to a stored property. Link hops, to-many paths, collection operators and
-    /// SUBQUERY variables resolve here once the schema has links; until then they are rejected by name.
+    /// Resolves a key path to a single-value property of the queried class (paths through relationships
+    /// are bound by `bindPath`).
     func resolve(_ path: QueryKeyPath) throws -> ScalarColumn {
-        if let variable = path.variable {
-            throw fail("'$\(variable)' can only be used inside SUBQUERY over a to-many key path", path.position)
-        }
-        guard let first = path.segments.first else { throw fail("empty key path", path.position) }
-        guard let property = info.property(named: first) else {
-            throw fail("'\(info.name)' has no property '\(first)' in key path '\(path)'", path.position)
-        }
-        // The hook for relationships: links hop to `property.target` here, collections and backlinks
-        // become to-many paths.
-        guard let column = ScalarColumn(property) else {
-            throw fail("'\(info.name).\(first)' is a link or collection; key path '\(path)' through it is not supported yet", path.position)
-        }
-        if path.segments.count > 1 {
-            throw fail("'\(info.name).\(first)' is a \(property.property.type), not a link, so key path '\(path)' cannot continue", path.position)
-        }
-        if let op = path.collectionOperator {
-            throw fail("'\(info.name).\(first)' is a \(property.property.type), not a collection; \(op.rawValue) needs a List, "
+        let resolved = try resolvePath(path)
+        if let op = path.collectionOperator, let column = resolved.rootColumn {
+            throw fail("'\(info.name).\(column.name)' is a \(column.property.property.type), not a collection; \(op.rawValue) needs a List, "
                 + "MutableSet, Map or LinkingObjects key path", path.position)
+        }
+        guard path.collectionOperator == nil, let column = resolved.rootColumn else {
+            throw fail("'\(path)' goes through a link or collection; it can be used in predicates, and (through to-one links) in "
+                + "sorted and distinct, but not here", path.position)
         }
         return column
     }
 
     private func bind(_ c: QueryComparison) throws -> BoundNode {
-        var lhs = c.lhs, rhs = c.rhs, op = c.op
-        for side in [lhs, rhs] {
-            if case .subquery(let collection, _, _, let position) = side {
-                let p = try resolve(collection)
-                throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a to-many property; SUBQUERY needs a List, "
-                    + "MutableSet or LinkingObjects key path", position)
+        var lhs = c.lhs, rhs = c.rhs, op = c.op, quantifier = c.quantifier
+        if case let .subquery(collection, variable, predicate, position) = lhs {
+            return try bindSubquery(collection: collection, variable: variable, predicate: predicate, op: op, rhs: rhs, position: position)
+        }
+        if case let .subquery(collection, variable, predicate, position) = rhs {
+            guard let flipped = op.flipped else { throw fail("the left side of \(op.rawValue) must be a key path", c.position) }
+            return try bindSubquery(collection: collection, variable: variable, predicate: predicate, op: flipped, rhs: lhs, position: position)
+        }
+        // `'x' IN nicknames`, `%@ IN dogs`: ANY element equals the value.
+        if op == .in, case let .keyPath(path) = rhs, !isKeyPath(lhs) {
+            let resolved = try resolvePath(path)
+            guard resolved.toMany, path.collectionOperator == nil else {
+                let name = resolved.rootColumn.map { "'\(info.name).\($0.name)' is a \($0.property.property.type)" } ?? "'\(path)' is one value per object"
+                throw fail("\(name), not a collection; 'value IN key path' needs a List, MutableSet, Map or LinkingObjects", c.position)
             }
+            if quantifier != nil { throw fail("\(quantifier!.rawValue) cannot be combined with 'value IN key path'", c.position) }
+            swap(&lhs, &rhs)
+            op = .equal
+            quantifier = .any
         }
         // Put the key path on the left: `5 < age` is `age > 5`.
         if case .keyPath = rhs, !isKeyPath(lhs) {
-            guard let flipped = op.flipped else {
-                if case let .keyPath(path) = rhs, op == .in {
-                    let p = try resolve(path)
-                    throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a collection; 'value IN key path' needs a "
-                        + "List or MutableSet", c.position)
-                }
-                throw fail("the left side of \(op.rawValue) must be a key path", c.position)
-            }
+            guard let flipped = op.flipped else { throw fail("the left side of \(op.rawValue) must be a key path", c.position) }
             swap(&lhs, &rhs)
             op = flipped
         }
         guard case let .keyPath(path) = lhs else {
             throw fail("a comparison needs a key path on at least one side (found \(lhs) \(op.rawValue) \(rhs))", c.position)
         }
-        let property = try resolve(path)
-        if let q = c.quantifier {
-            throw fail("'\(info.name).\(property.name)' is a \(property.property.property.type), not a to-many property; \(q.rawValue) needs a "
-                + "List, MutableSet or LinkingObjects key path", c.position)
+        var comparison = c
+        comparison.quantifier = quantifier
+        let resolved = try resolvePath(path)
+        guard path.collectionOperator == nil, quantifier == nil, let property = resolved.rootColumn else {
+            return try bindPath(path, comparison, op: op, rhs: rhs)
         }
         if case let .keyPath(other) = rhs {
             return try bindPropertyPair(property, op, c.options, try resolve(other), c.position)
         }
-        let literals: [QueryValue]
-        switch (op, rhs) {
-        case let (.in, .list(items)), let (.between, .list(items)):
-            literals = try items.map { item in
-                guard case let .value(v) = item else { throw fail("\(op.rawValue) expects a list of values, found \(item)", c.position) }
-                return v
-            }
-            if op == .between && literals.count != 2 {
-                throw fail("BETWEEN expects two values, found \(literals.count)", c.position)
-            }
-        case (.in, _), (.between, _):
-            throw fail("\(op.rawValue) expects a list such as {1, 2} or an array argument, found \(rhs)", c.position)
-        case let (_, .value(v)):
-            literals = [v]
-        default:
-            throw fail("\(op.rawValue) expects a single value, found \(rhs)", c.position)
-        }
-        return .term(try makeTerm(property, op, c.options, literals, c.position))
+        return .term(try makeTerm(property, op, c.options, try values(op, rhs, c.position), c.position))
     }
 
     private func isKeyPath(_ e: QueryExpression) -> Bool {
@@ -201,9 +187,14 @@ struct QueryBinder {
 
     /// A constant in the property's comparison form; throws on a type mismatch.
     private func convert(_ value: QueryValue, for p: ScalarColumn, _ options: QueryStringOptions, _ position: Int) throws -> ScalarValue {
-        let type = p.property.property.type
+        try convert(value, type: p.property.property.type, optional: p.isOptional, name: "\(info.name).\(p.name)", options, position)
+    }
+
+    /// A constant in the comparison form of a value of `type` (also aggregates: `dogs.@avg.age > 3`).
+    func convert(_ value: QueryValue, type: PropertyType, optional: Bool, name: String, _ options: QueryStringOptions,
+                 _ position: Int) throws -> ScalarValue {
         func mismatch() -> LatticeError {
-            fail("type mismatch: '\(info.name).\(p.name)' is \(type)\(p.isOptional ? "?" : "") and cannot be compared with "
+            fail("type mismatch: '\(name)' is \(type)\(optional ? "?" : "") and cannot be compared with "
                 + "\(value) (\(value.typeName))", position)
         }
         switch (value, type) {

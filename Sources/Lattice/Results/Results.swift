@@ -10,12 +10,15 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     let info: ClassInfo?
     /// The predicate, sorts and distinct steps (see Results+Query.swift).
     let query: ResultsQuery
+    /// Where the candidate objects come from: the whole class, or one object's collection.
+    let source: ResultsSource
     private let cache = KeyCache()
 
-    init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery()) {
+    init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery(), source: ResultsSource = .all) {
         self.lattice = lattice
         self.info = info
         self.query = query
+        self.source = source
     }
 
     /// Object keys in order, computed once per change of the handle's view.
@@ -58,7 +61,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public func index(of object: Element) -> Int? {
         guard object._lattice?.env === lattice.env, object._info === info, (try? object.currentRecord(lattice)) != nil else { return nil }
         let keys = keys()
-        // Only unordered results are in object-key order.
+        // Only unordered results of a whole class are in object-key order.
+        if case .collection = source { return keys.firstIndex(of: object._key) }
         if !query.ops.isEmpty { return keys.firstIndex(of: object._key) }
         var low = 0
         var high = keys.count
