@@ -38,6 +38,8 @@ final class LAddress: EmbeddedObject {
 final class LCar: Object {
     @Persisted var model = ""
     @Persisted var owner: LPerson?
+    @Persisted var driver: LPerson?
+    @Persisted var previousOwner: LPerson?
 }
 
 /// A fresh database of the link fixtures, deleted at tear-down.

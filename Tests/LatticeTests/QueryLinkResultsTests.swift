@@ -78,3 +78,59 @@ final class QueryLinkResultsTests: LinkQueryTestCase {
         XCTAssertThrowsError(try person.friends.sorted(byKeyPath: "age"))
     }
 }
+
+/// `where { }` through relationships: the same AST, so the same results as the strings.
+final class QueryLinkBuilderTests: LinkQueryTestCase {
+    func testWhereThroughLinks() throws {
+        let (ann, _, _) = try makeSample()
+        let dogs = lattice.objects(LDog.self), people = lattice.objects(LPerson.self), cars = lattice.objects(LCar.self)
+        XCTAssertEqual(names(dogs.where { $0.owner.name == "Ann" }), names(try dogs.filter("owner.name == 'Ann'")))
+        XCTAssertEqual(names(dogs.where { $0.owner.name == "Ann" }), ["Rex", "Rover"])
+        XCTAssertEqual(names(dogs.where { $0.owner.age > 35 && $0.age > 1 }), ["Fido"])
+        XCTAssertEqual(names(cars.where { $0.owner.address.city == "Rome" }), ["Polo"])
+        XCTAssertEqual(names(cars.where { $0.owner.partner.name.starts(with: "A") }), ["Polo"])
+        XCTAssertEqual(names(dogs.where { $0.owner == ann }), ["Rex", "Rover"])
+        XCTAssertEqual(names(dogs.where { $0.owner == nil }), ["Stray"])
+        XCTAssertEqual(names(dogs.where { $0.owner != nil }), ["Fido", "Rex", "Rover"])
+        XCTAssertEqual(names(people.where { $0.partner == ann }), ["Bo"])
+    }
+
+    func testWhereTellsLinksToTheSameClassApart() throws {
+        // With no person stored yet, the links are still told apart (the probe never reads them).
+        let empty = lattice.objects(LCar.self)
+        for (query, name) in [(empty.where { $0.driver.name == "x" }, "driver"), (empty.where { $0.owner.name == "x" }, "owner"),
+                              (empty.where { $0.previousOwner == nil }, "previousOwner")] {
+            XCTAssertTrue(query.explain().contains("filter \(name)"), query.explain())
+        }
+        let (ann, bo, _) = try makeSample()
+        let polo = try XCTUnwrap(lattice.objects(LCar.self).filter("model == 'Polo'").first)
+        try lattice.write {
+            polo.driver = ann
+            polo.previousOwner = ann
+        }
+        let cars = lattice.objects(LCar.self)
+        XCTAssertEqual(names(cars.where { $0.driver.name == "Ann" }), ["Polo"])
+        XCTAssertEqual(names(cars.where { $0.owner.name == "Ann" }), ["Golf"])
+        XCTAssertEqual(names(cars.where { $0.previousOwner == ann }), ["Polo"])
+        XCTAssertEqual(names(cars.where { $0.owner == bo && $0.driver != bo }), ["Polo"])
+    }
+
+    func testWhereOverCollections() throws {
+        try makeSample()
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self)
+        let rex = try XCTUnwrap(dogs.filter("name == 'Rex'").first)
+        XCTAssertEqual(names(people.where { $0.dogs.count > 1 }), ["Ann", "Bo"])
+        XCTAssertEqual(names(people.where { $0.dogs.count == 0 }), ["Cy"])
+        XCTAssertEqual(names(people.where { $0.nicknames.count == 1 }), ["Bo"])
+        XCTAssertEqual(names(people.where { $0.ratings.count == 2 }), ["Ann"])
+        XCTAssertEqual(names(people.where { $0.tags.count == 1 }), ["Ann"])
+        XCTAssertEqual(names(dogs.where { $0.walkers.count == 0 }), ["Stray"])
+        XCTAssertEqual(names(people.where { $0.dogs.age < 2 }), ["Ann", "Bo"], "ANY element")
+        XCTAssertEqual(names(people.where { $0.friends.name == "Fido" }), ["Ann"])
+        XCTAssertEqual(names(dogs.where { $0.walkers.name == "Bo" }), ["Fido", "Rex"])
+        XCTAssertEqual(names(people.where { $0.nicknames.contains("a") }), ["Ann"])
+        XCTAssertEqual(names(people.where { $0.dogs.contains(rex) }), ["Ann", "Bo"])
+        XCTAssertEqual(names(people.where { $0.partner.dogs.count == 2 }), ["Bo"])
+        XCTAssertEqual(names(people.where { $0.pets.name == "Rex" }), ["Ann"])
+    }
+}
