@@ -148,6 +148,17 @@ final class QueryLinkTests: LinkQueryTestCase {
         assertInvalid(people, "dogs.@count BEGINSWITH 1", contains: ["BEGINSWITH"])
     }
 
+    func testIntegerSumOverflowComparesAsDouble() throws {
+        let p = LPerson()
+        p.name = "Max"
+        p.ratings["a"] = Int.max
+        p.ratings["b"] = Int.max
+        try lattice.write { try lattice.add(p) }
+        let people = lattice.objects(LPerson.self)
+        XCTAssertEqual(names(try people.filter("ratings.@sum > %@", Double(Int.max))), ["Max"])
+        XCTAssertEqual(names(try people.filter("ratings.@avg >= %@", Double(Int.max))), ["Max"])
+    }
+
     func testSubquery() throws {
         try makeSample()
         let people = lattice.objects(LPerson.self)

@@ -302,24 +302,28 @@ extension QueryBinder {
                 }
                 return true
             }
-            let result = context.attempt(ScalarValue.null) { try QueryBinder.aggregate(op, values, target) }
-            return QueryBinder.evaluate(comparison, result, constants, compare: ScalarValue.compare)
+            return QueryBinder.evaluate(comparison, QueryBinder.aggregate(op, values, target), constants, compare: ScalarValue.compare)
         }
         return .test("\(path) \(comparison.rawValue) \(describe(comparison, literals))", test)
     }
 
-    /// The aggregate of non-nil values: nil for @min/@max/@avg of nothing, 0 for @sum of nothing.
-    static func aggregate(_ op: QueryCollectionOperator, _ values: [ScalarValue], _ target: Aggregation.Target) throws -> ScalarValue {
+    /// The aggregate of non-nil values: nil for @min/@max/@avg of nothing, 0 for @sum of nothing. An
+    /// integer sum that overflows Int64 is taken as a Double (a query has no way to fail per row).
+    static func aggregate(_ op: QueryCollectionOperator, _ values: [ScalarValue], _ target: Aggregation.Target) -> ScalarValue {
+        func total() -> ScalarValue {
+            if let exact = try? Aggregation.total(values, target) { return exact }
+            return .double(values.reduce(0.0) { if case let .int(i) = $1 { return $0 + Double(i) } else { return $0 } })
+        }
         switch op {
         case .min, .max:
             guard var best = values.first else { return .null }
             for v in values.dropFirst() where ScalarValue.compare(v, best) * (op == .min ? -1 : 1) > 0 { best = v }
             return best
         case .sum:
-            return try Aggregation.total(values, target)
+            return total()
         case .avg:
             if values.isEmpty { return .null }
-            switch try Aggregation.total(values, target) {
+            switch total() {
             case let .int(i): return .double(Double(i) / Double(values.count))
             case let .double(d): return .double(d / Double(values.count))
             case let .decimal(d): return .decimal(d / Decimal(values.count))
