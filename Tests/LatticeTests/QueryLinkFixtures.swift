@@ -4,10 +4,11 @@ import XCTest
 
 /// People with dogs (a List), friends (a MutableSet of objects), values in a List, a MutableSet and a
 /// Map, an embedded address and a to-one partner; dogs link back to an owner and have walkers
-/// (LinkingObjects through `dogs`); cars link to an owner, for two-hop paths.
+/// (LinkingObjects through `dogs`); cars link to an owner, for two-hop paths. Ages are indexed, so
+/// `owner.age > 35` and `ANY dogs.age < 2` can be planned through the backlink table.
 final class LPerson: Object {
     @Persisted var name = ""
-    @Persisted var age = 0
+    @Persisted(indexed: true) var age = 0
     @Persisted var dogs: List<LDog>
     @Persisted var friends: MutableSet<LDog>
     @Persisted var pets: Map<String, LDog?>
@@ -23,7 +24,7 @@ final class LPerson: Object {
 
 final class LDog: Object {
     @Persisted var name = ""
-    @Persisted var age = 0
+    @Persisted(indexed: true) var age = 0
     @Persisted var weight: Double?
     @Persisted var born = Date(timeIntervalSinceReferenceDate: 0)
     @Persisted var owner: LPerson?

@@ -190,13 +190,22 @@ final class QueryLinkTests: LinkQueryTestCase {
 
     func testExplainShowsLinkAndToManyPredicates() throws {
         try makeSample()
-        let people = lattice.objects(LPerson.self)
-        XCTAssertEqual(try people.filter("ANY dogs.age < 2").explain(), "LPerson: full scan (~3 rows) -> filter ANY dogs.age < 2")
-        XCTAssertEqual(try lattice.objects(LDog.self).filter("owner.name == 'Ann'").explain(),
-                       "LDog: full scan (~4 rows) -> filter owner.name == 'Ann'")
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        XCTAssertEqual(try people.filter("ANY dogs.name == 'Rex'").explain(), "LPerson: full scan (~3 rows) -> filter ANY dogs.name == 'Rex'")
+        XCTAssertEqual(try dogs.filter("owner.name == 'Ann'").explain(), "LDog: full scan (~4 rows) -> filter owner.name == 'Ann'")
         XCTAssertEqual(try people.filter("dogs.@count > 2").explain(), "LPerson: full scan (~3 rows) -> filter dogs.@count > 2")
-        XCTAssertEqual(try people.filter("SUBQUERY(dogs, $d, $d.age < 2).@count > 0 AND age > 1").explain(),
-                       "LPerson: full scan (~3 rows) -> filter SUBQUERY(dogs, $d, age < 2).@count > 0 AND age > 1")
+        XCTAssertEqual(try people.filter("ALL dogs.age < 2").explain(), "LPerson: full scan (~3 rows) -> filter ALL dogs.age < 2")
+        XCTAssertEqual(try people.filter("SUBQUERY(dogs, $d, $d.age < 2).@count > 0 AND name != 'x'").explain(),
+                       "LPerson: full scan (~3 rows) -> filter SUBQUERY(dogs, $d, age < 2).@count > 0 AND name != 'x'")
+        // An index on the end class drives the query through the backlink table.
+        XCTAssertEqual(try people.filter("ANY dogs.age < 2").explain(), "LPerson: index range LDog.age (-inf, 2) -> backlinks LPerson.dogs (~1 rows)")
+        XCTAssertEqual(try dogs.filter("owner.age > 35").explain(), "LDog: index range LPerson.age (35, +inf) -> backlinks LDog.owner (~1 rows)")
+        XCTAssertEqual(try cars.filter("owner.partner.age == 30 AND model != 'x'").explain(),
+                       "LCar: index seek LPerson.age == 30 -> backlinks LPerson.partner -> LCar.owner (~1 rows) -> filter model != 'x'")
+        XCTAssertEqual(names(try cars.filter("owner.partner.age == 30 AND model != 'x'")), ["Polo"])
+        XCTAssertEqual(names(try dogs.filter("owner.age > 35 OR name == 'Stray'")), ["Fido", "Stray"])
+        // A comparison that matches nil paths cannot come from an index.
+        XCTAssertTrue(try dogs.filter("owner.age IN {30, nil}").explain().contains("full scan"))
     }
 
     func testResultsStayLiveThroughLinkChanges() throws {

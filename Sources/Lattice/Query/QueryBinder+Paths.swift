@@ -103,11 +103,14 @@ extension QueryBinder {
         let quantifier = c.quantifier ?? .any
         let literals = try values(op, rhs, c.position)
         let leafTest: (ResolvedPath.Leaf, RowContext) -> Bool
+        var endTerm: ScalarTerm?
         switch resolved.end {
         case .objects:
             leafTest = try objectTest(resolved, op: op, literals, c.options, c.position)
         case let .scalar(column):
-            let test = try QueryBinder(info: resolved.endClass, variable: variable).makeTerm(column, op, c.options, literals, c.position).test
+            let term = try QueryBinder(info: resolved.endClass, variable: variable).makeTerm(column, op, c.options, literals, c.position)
+            endTerm = term
+            let test = term.test
             let brokenResult = QueryBinder.matchesNil(op, literals)
             leafTest = { leaf, context in
                 if case let .record(view, _) = leaf { return test(view, context) }
@@ -122,7 +125,12 @@ extension QueryBinder {
         }
         let prefix = c.quantifier.map { $0.rawValue + " " } ?? (resolved.toMany ? "ANY " : "")
         let text = "\(prefix)\(path) \(op.rawValue)\(c.options.suffix) \(describe(op, literals))"
-        return .test(text, QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest))
+        let test = QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest)
+        let backlinked = resolved.hops.allSatisfy { if case .backlinks = $0.kind { return false } else { return true } }
+        if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.matchesNil(op, literals) {
+            return .linked(LinkedTerm(hops: resolved.hops, term: endTerm, text: text, test: test))
+        }
+        return .test(text, test)
     }
 
     /// Whether `nil op literals` holds: a path cut by a nil link matches only `== nil` (and `IN` with nil).

@@ -25,6 +25,9 @@ indirect enum BoundNode {
     case term(ScalarTerm)
     /// Any other comparison (property against property, ...), described for `explain()`.
     case test(String, RowTest)
+    /// A comparison at the end of a path through links, lists, sets or maps that the planner can serve
+    /// from an index of the end class and the backlink table.
+    case linked(LinkedTerm)
 
     /// The whole predicate as one closure.
     func compile() -> RowTest {
@@ -43,6 +46,7 @@ indirect enum BoundNode {
             return { view, context in tests.contains { $0(view, context) } }
         case let .term(term): return term.test
         case let .test(_, t): return t
+        case let .linked(l): return l.test
         }
     }
 
@@ -54,6 +58,7 @@ indirect enum BoundNode {
         case let .or(parts): return parts.map(\.parenthesized).joined(separator: " OR ")
         case let .term(term): return term.description
         case let .test(text, _): return text
+        case let .linked(l): return l.text
         }
     }
 
@@ -85,6 +90,18 @@ struct ScalarTerm {
         }
         return "\(property.name) \(op.rawValue)\(options.suffix) \(rhs)"
     }
+}
+
+/// `ANY path.property op constants` (or a to-one path) whose path has only links, lists, sets and maps
+/// of objects, and whose comparison never matches nil: the objects it selects are exactly those that reach
+/// an end object matching `term`, which the backlink table lists from the end objects.
+struct LinkedTerm {
+    let hops: [ResolvedPath.Hop]
+    /// The comparison on the end class.
+    let term: ScalarTerm
+    let text: String
+    let test: RowTest
+    var endClass: ClassInfo { hops.last!.to }
 }
 
 /// Binds a ``QueryNode`` to a class.

@@ -57,6 +57,17 @@ struct QueryExecutor {
             if !scan.objectsDB, let test { out = try out.filter { try matches($0, test) } }
             out.sort()
             return out
+        case let .backlinks(scan, hops):
+            guard let end = hops.last?.to else { return [] }
+            var keys = Set(try QueryExecutor(info: end, txn: txn, lattice: lattice).keys(QueryPlan(access: .index(scan), residual: nil, estimate: 0)))
+            for hop in hops.reversed() {
+                var sources = Set<Int64>()
+                for key in keys {
+                    for entry in try lattice.backlinks(of: hop.to, key: key, through: hop.property) { sources.insert(entry.source) }
+                }
+                keys = sources
+            }
+            return try keys.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
         case let .union(parts):
             var all = Set<Int64>()
             for part in parts { all.formUnion(try unchecked(part)) }
