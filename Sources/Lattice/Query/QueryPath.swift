@@ -52,7 +52,7 @@ struct ResolvedPath {
         case broken
         /// The end link itself is nil (only for `.objects` ends).
         case null
-        /// An end object (for `.objects` ends; `view` is nil there).
+        /// An end object, by key (for `.objects` ends, whose records are not read).
         case object(Int64)
         /// The record holding the leaf value: an end object's record, or an element as a one-column record.
         case record(RecordView, key: Int64)

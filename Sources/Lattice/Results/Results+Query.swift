@@ -77,18 +77,16 @@ extension Results {
         guard let info else { return "\(Element.self): not in this database's schema (always empty)" }
         return lattice.reading("the plan of a query on '\(info.name)'") { txn in
             var text = "\(info.name): "
-            if case let .collection(owner, path) = source {
+            if case let .collection(_, path) = source {
                 text += "\(path.hops.first?.from.name ?? "?").\(path.text) of one object (~\(try source.keys(lattice, txn)?.count ?? 0) rows)"
                 if let bound = query.bound { text += " -> filter \(bound.description)" }
-                _ = owner
             } else if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
                let column = keys[0].path.rootColumn,
                info.keyedByPrimaryKey && column.property === info.primaryKey || column.property.indexDBI != nil {
                 let kind = column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
                 return text + "walk \(kind) \(info.name).\(column.name) \(keys[0].ascending ? "ascending" : "descending") "
                     + "(~\(try txn.count(info.objectsDBI)) rows)"
-            }
-            else {
+            } else {
                 text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
             }
             for step in query.ops {
