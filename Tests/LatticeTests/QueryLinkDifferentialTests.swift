@@ -108,7 +108,17 @@ final class QueryLinkDifferentialTests: LinkQueryTestCase {
 
         mutating func dogAtom() -> Generated {
             let o = op()
-            switch int(0...8) {
+            switch int(0...9) {
+            case 9:
+                // Two single values of each row; a nil link on the way reads as nil.
+                let partner = int(0...1) == 0
+                let text = partner ? "owner.partner.age \(o.rawValue) owner.age" : "owner.age \(o.rawValue) age"
+                return Generated(text: text, args: []) { s, k in
+                    let dog = s.dogs[k]!
+                    let owner = dog.owner.flatMap { s.people[$0] }
+                    let lhs = partner ? owner?.partner.flatMap { s.people[$0] }?.age : owner?.age
+                    return holds(o, lhs, partner ? owner?.age : dog.age)
+                }
             case 0:
                 let c = pick(QueryLinkDifferentialTests.names)
                 return Generated(text: "owner.name \(o.rawValue) %@", args: [c]) { s, k in

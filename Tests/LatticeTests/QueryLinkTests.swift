@@ -25,6 +25,18 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try dogs.filter("%K.name == %@", "owner", "Bo")), ["Fido"])
     }
 
+    func testKeyPathsThroughLinksComparedWithEachOther() throws {
+        try makeSample()
+        let dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        try lattice.write { try lattice.objects(LDog.self).filter("name == 'Fido'").first?.age = 40 }
+        XCTAssertEqual(names(try dogs.filter("owner.age == age")), ["Fido"])
+        XCTAssertEqual(names(try dogs.filter("age < owner.age")), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner.age != age")), ["Rex", "Rover", "Stray"], "a nil link reads as nil here")
+        XCTAssertEqual(names(try cars.filter("owner.partner.age < owner.age")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.name BEGINSWITH[c] owner.partner.name")), [])
+        XCTAssertEqual(try dogs.filter("owner.age == age").explain(), "LDog: full scan (~4 rows) -> filter owner.age == age")
+    }
+
     func testLinkComparedWithObjectIsIdentity() throws {
         let (ann, bo, _) = try makeSample()
         let dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
@@ -185,7 +197,9 @@ final class QueryLinkTests: LinkQueryTestCase {
         assertInvalid(dogs, "owner.nope == 1", contains: ["'LPerson'", "'nope'", "owner.nope", "column 1"])
         assertInvalid(dogs, "age == 1 AND owner.age == 'x'", contains: ["type mismatch", "LPerson.age", "column 14"])
         assertInvalid(dogs, "owner.name.first == 'x'", contains: ["'LPerson.name'", "not a link"])
-        assertInvalid(dogs, "owner.age == age", contains: ["another key path"])
+        assertInvalid(dogs, "ANY walkers.age == age", contains: ["single value"])
+        assertInvalid(dogs, "owner.name == age", contains: ["type mismatch", "'LDog.owner.name'", "'LDog.age'"])
+        assertInvalid(dogs, "owner.age IN age", contains: ["IN"])
     }
 
     func testExplainShowsLinkAndToManyPredicates() throws {

@@ -86,9 +86,12 @@ extension QueryBinder {
     /// SUBQUERY variable (the rest of `bind` handles plain properties).
     func bindPath(_ path: QueryKeyPath, _ c: QueryComparison, op: QueryOperator, rhs: QueryExpression) throws -> BoundNode {
         let resolved = try resolvePath(path)
-        if case .keyPath = rhs {
-            throw fail("comparing key path '\(path)' with another key path is supported only between properties of '\(info.name)' "
-                + "itself", c.position)
+        if case let .keyPath(other) = rhs {
+            guard path.collectionOperator == nil, other.collectionOperator == nil, c.quantifier == nil else {
+                throw fail("comparing key path '\(path)' with key path '\(other)' needs a single value on each side (no quantifier "
+                    + "or collection operator)", c.position)
+            }
+            return try bindPropertyPair(resolved, op, c.options, try resolvePath(other), c.position)
         }
         if let collectionOperator = path.collectionOperator {
             if let q = c.quantifier {

@@ -176,7 +176,7 @@ struct QueryBinder {
             return try bindPath(path, comparison, op: op, rhs: rhs)
         }
         if case let .keyPath(other) = rhs {
-            return try bindPropertyPair(property, op, c.options, try resolve(other), c.position)
+            return try bindPropertyPair(resolved, op, c.options, try resolvePath(other), c.position)
         }
         return .term(try makeTerm(property, op, c.options, try values(op, rhs, c.position), c.position))
     }
@@ -188,7 +188,7 @@ struct QueryBinder {
 
     // MARK: Terms
 
-    private func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
+    func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
         let type = p.property.property.type
         let name = "'\(info.name).\(p.name)' (\(type))"
         if op.isStringOperator && type != .string && type != .data {
@@ -371,28 +371,34 @@ struct QueryBinder {
 
     // MARK: Property against property
 
-    private func bindPropertyPair(_ a: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ b: ScalarColumn,
-                                  _ position: Int) throws -> BoundNode {
-        guard op != .in, op != .between else {
-            throw fail("\(op.rawValue) needs a list on its right side, not the key path '\(b.name)'", position)
+    /// `a op b` for two single values of each row: properties of the class, or reached through to-one
+    /// links (a nil link on the way reads as nil).
+    func bindPropertyPair(_ pa: ResolvedPath, _ op: QueryOperator, _ options: QueryStringOptions, _ pb: ResolvedPath,
+                          _ position: Int) throws -> BoundNode {
+        guard !pa.toMany, !pb.toMany, case let .scalar(a) = pa.end, case let .scalar(b) = pb.end else {
+            throw fail("comparing two key paths ('\(pa.text)', '\(pb.text)') needs a single value on each side: properties, "
+                + "possibly through to-one links", position)
         }
-        try checkOperator(a, op, options, position)
-        try checkOperator(b, op, options, position)
+        guard op != .in, op != .between else {
+            throw fail("\(op.rawValue) needs a list on its right side, not the key path '\(pb.text)'", position)
+        }
+        try QueryBinder(info: pa.endClass).checkOperator(a, op, options, position)
+        try QueryBinder(info: pb.endClass).checkOperator(b, op, options, position)
         let compatible = a.kind == b.kind || (a.kind.isNumber && b.kind.isNumber) || Set([a.kind, b.kind]) == [.string, .data]
         guard compatible else {
-            throw fail("type mismatch: '\(info.name).\(a.name)' (\(a.property.property.type)) cannot be compared with "
-                + "'\(info.name).\(b.name)' (\(b.property.property.type))", position)
+            throw fail("type mismatch: '\(info.name).\(pa.text)' (\(a.property.property.type)) cannot be compared with "
+                + "'\(info.name).\(pb.text)' (\(b.property.property.type))", position)
         }
-        let colA = a.column, colB = b.column
+        let readA = QueryBinder.reader(pa), readB = QueryBinder.reader(pb)
         let caseInsensitive = options.contains(.caseInsensitive), diacriticInsensitive = options.contains(.diacriticInsensitive)
         func folded(_ v: ScalarValue) -> ScalarValue {
             guard !options.isEmpty, case let .bytes(bytes) = v else { return v }
             return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self), caseInsensitive: caseInsensitive,
                                                  diacriticInsensitive: diacriticInsensitive).utf8))
         }
-        let test: RowTest = { view, _ in
-            let x = folded(ScalarValue.decode(view.payload(colA), a))
-            let y = folded(ScalarValue.decode(view.payload(colB), b))
+        let test: RowTest = { view, context in
+            let x = folded(readA(view, context))
+            let y = folded(readB(view, context))
             guard op.isStringOperator else { return QueryBinder.evaluate(op, x, [y], compare: ScalarValue.compare) }
             guard case let .bytes(s) = x, case let .bytes(p) = y else { return false }
             return s.withUnsafeBytes { s in
@@ -406,6 +412,15 @@ struct QueryBinder {
                 }
             }
         }
-        return .test("\(a.name) \(op.rawValue)\(options.suffix) \(b.name)", test)
+        return .test("\(pa.text) \(op.rawValue)\(options.suffix) \(pb.text)", test)
+    }
+
+    /// Reads the single value of a to-one path from a row (a column of the row itself without any lookup).
+    private static func reader(_ path: ResolvedPath) -> (RecordView, RowContext) -> ScalarValue {
+        if let column = path.rootColumn {
+            let index = column.column
+            return { view, _ in ScalarValue.decode(view.payload(index), column) }
+        }
+        return { view, context in path.value(view, context) }
     }
 }
