@@ -3,7 +3,8 @@
 /// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
 /// show the new state. A `for … in` loop walks the objects as they were when the loop started.
-/// Unsorted results have no guaranteed order.
+/// Unsorted results of a class have no guaranteed order; the results of a List, MutableSet or
+/// LinkingObjects (`person.dogs.filter("age < 2")`) keep the collection's order.
 public struct Results<Element: Object>: RandomAccessCollection, LatticeCollection {
     /// The handle the results read from.
     public let lattice: Lattice
