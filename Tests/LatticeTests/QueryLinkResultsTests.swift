@@ -70,6 +70,22 @@ final class QueryLinkResultsTests: LinkQueryTestCase {
         XCTAssertEqual(try ann.cars.filter("model == 'Golf'").count, 1)
     }
 
+    func testLinkQueriesAfterReopeningTheFile() throws {
+        try makeSample()
+        lattice = nil
+        XCTAssertFalse(Environment.isOpen(path: try Lattice.storagePath(config)), "every handle closed")
+        lattice = try Lattice(configuration: config)
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self)
+        XCTAssertEqual(names(try people.filter("ANY dogs.age < 2")), ["Ann", "Bo"])
+        XCTAssertTrue(try people.filter("ANY dogs.age < 2").explain().contains("backlinks"))
+        XCTAssertEqual(names(try dogs.filter("walkers.@count == 2 AND owner.address.city == 'Oslo'")), ["Rex"])
+        XCTAssertEqual(names(try people.filter("SUBQUERY(dogs, $d, $d.owner.name == 'Bo').@count == 1")), ["Bo"])
+        XCTAssertEqual(try dogs.sorted(by: [SortDescriptor(keyPath: "owner.name"), SortDescriptor(keyPath: "name")]).map(\.name),
+                       ["Stray", "Rex", "Rover", "Fido"])
+        let ann = try XCTUnwrap(people.filter("name == 'Ann'").first)
+        XCTAssertEqual(try ann.dogs.filter("age > 0").map(\.name), ["Rex", "Rover"])
+    }
+
     func testUnmanagedCollectionsCannotBeQueried() {
         let person = LPerson()
         XCTAssertThrowsError(try person.dogs.filter("age < 2")) { error in
