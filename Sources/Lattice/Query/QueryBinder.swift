@@ -101,7 +101,6 @@ struct LinkedTerm {
     let term: ScalarTerm
     let text: String
     let test: RowTest
-    var endClass: ClassInfo { hops.last!.to }
 }
 
 /// Binds a ``QueryNode`` to a class.
@@ -122,21 +121,6 @@ struct QueryBinder {
 
     func fail(_ message: String, _ position: Int) -> LatticeError {
         .invalidQuery(message: "\(message) (at column \(position)).")
-    }
-
-    /// Resolves a key path to a single-value property of the queried class (paths through relationships
-    /// are bound by `bindPath`).
-    func resolve(_ path: QueryKeyPath) throws -> ScalarColumn {
-        let resolved = try resolvePath(path)
-        if let op = path.collectionOperator, let column = resolved.rootColumn {
-            throw fail("'\(info.name).\(column.name)' is a \(column.property.property.type), not a collection; \(op.rawValue) needs a List, "
-                + "MutableSet, Map or LinkingObjects key path", path.position)
-        }
-        guard path.collectionOperator == nil, let column = resolved.rootColumn else {
-            throw fail("'\(path)' goes through a link or collection; it can be used in predicates, and (through to-one links) in "
-                + "sorted and distinct, but not here", path.position)
-        }
-        return column
     }
 
     private func bind(_ c: QueryComparison) throws -> BoundNode {
