@@ -9,8 +9,8 @@ extension QueryBinder {
     /// the SUBQUERY variable's class.
     func resolvePath(_ path: QueryKeyPath) throws -> ResolvedPath {
         if let v = path.variable, v != variable {
-            throw fail(variable == nil ? "'$\(v)' can only be used inside SUBQUERY over a to-many key path"
-                : "'$\(v)' is not the variable of the innermost SUBQUERY ('$\(variable!)'); outer variables cannot be used", path.position)
+            guard let current = variable else { throw fail("'$\(v)' can only be used inside SUBQUERY over a to-many key path", path.position) }
+            throw fail("'$\(v)' is not the variable of the innermost SUBQUERY ('$\(current)'); outer variables cannot be used", path.position)
         }
         if path.variable == nil, let variable {
             throw fail("inside SUBQUERY, key paths start with the variable ('$\(variable).\(path.segments.joined(separator: "."))', "
@@ -99,9 +99,9 @@ extension QueryBinder {
             }
             return try bindCollectionOperator(collectionOperator, path, resolved, op: op, rhs: rhs, position: c.position)
         }
-        if c.quantifier != nil && !resolved.toMany {
+        if let q = c.quantifier, !resolved.toMany {
             throw fail("'\(info.name).\(path)' reaches one value per object (no List, MutableSet, Map or LinkingObjects in it); "
-                + "\(c.quantifier!.rawValue) needs a to-many key path", c.position)
+                + "\(q.rawValue) needs a to-many key path", c.position)
         }
         let quantifier = c.quantifier ?? .any
         let literals = try values(op, rhs, c.position)
@@ -239,7 +239,7 @@ extension QueryBinder {
 
     private func bindCollectionOperator(_ op: QueryCollectionOperator, _ path: QueryKeyPath, _ resolved: ResolvedPath,
                                         op comparison: QueryOperator, rhs: QueryExpression, position: Int) throws -> BoundNode {
-        let owner = resolved.hops.last.map { "'\($0.from.name).\($0.property.name)'" } ?? "'\(info.name)'"
+        let owner = "'\(info.name).\(path.segments.joined(separator: "."))'"
         guard resolved.toMany else {
             let what: String
             if let column = resolved.rootColumn { what = "'\(info.name).\(column.name)' is a \(column.property.property.type), not a collection" }

@@ -139,7 +139,7 @@ struct QueryBinder {
                 let name = resolved.rootColumn.map { "'\(info.name).\($0.name)' is a \($0.property.property.type)" } ?? "'\(path)' is one value per object"
                 throw fail("\(name), not a collection; 'value IN key path' needs a List, MutableSet, Map or LinkingObjects", c.position)
             }
-            if quantifier != nil { throw fail("\(quantifier!.rawValue) cannot be combined with 'value IN key path'", c.position) }
+            if let q = quantifier { throw fail("\(q.rawValue) cannot be combined with 'value IN key path'", c.position) }
             swap(&lhs, &rhs)
             op = .equal
             quantifier = .any
