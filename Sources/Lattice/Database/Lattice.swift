@@ -37,6 +37,9 @@ public final class Lattice {
     private(set) var epoch: UInt64 = 1
     /// An error raised where Swift cannot throw (a property setter); the write transaction fails with it.
     var pendingError: LatticeError?
+    /// Set while a type-safe query identifies a link property by reading it from a probe object: links
+    /// then resolve to unread objects, whether or not the key exists (see `KeyPathResolver`).
+    var probingLinks = false
     /// Next object keys of classes without an integer primary key, while writing.
     var sequences: [String: Int64] = [:]
     /// Objects being added (by identity) and their keys, so cycles of new objects link correctly.

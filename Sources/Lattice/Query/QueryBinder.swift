@@ -1,9 +1,14 @@
 import Foundation
 
-/// What a compiled test may read besides the record itself: the transaction, for the link hops,
-/// collections and backlinks of key paths through relationships.
+/// What a compiled test may read besides the record itself: the transaction and handle, for the link
+/// hops, collections and backlinks of key paths through relationships, and the record's object key
+/// (collections and backlinks are keyed by it).
 struct RowContext {
     let txn: Transaction
+    let lattice: Lattice
+    let key: Int64
+    /// Where tests record a read failure (they cannot throw); the executor throws it.
+    let failure: RowFailure
 }
 
 /// A test of one record, compiled once per query (no re-interpretation per row).
@@ -20,6 +25,9 @@ indirect enum BoundNode {
     case term(ScalarTerm)
     /// Any other comparison (property against property, ...), described for `explain()`.
     case test(String, RowTest)
+    /// A comparison at the end of a path through links, lists, sets or maps that the planner can serve
+    /// from an index of the end class and the backlink table.
+    case linked(LinkedTerm)
 
     /// The whole predicate as one closure.
     func compile() -> RowTest {
@@ -38,6 +46,7 @@ indirect enum BoundNode {
             return { view, context in tests.contains { $0(view, context) } }
         case let .term(term): return term.test
         case let .test(_, t): return t
+        case let .linked(l): return l.test
         }
     }
 
@@ -49,6 +58,7 @@ indirect enum BoundNode {
         case let .or(parts): return parts.map(\.parenthesized).joined(separator: " OR ")
         case let .term(term): return term.description
         case let .test(text, _): return text
+        case let .linked(l): return l.text
         }
     }
 
@@ -82,9 +92,22 @@ struct ScalarTerm {
     }
 }
 
+/// `ANY path.property op constants` (or a to-one path) whose path has only links, lists, sets and maps
+/// of objects, and whose comparison never matches nil: the objects it selects are exactly those that reach
+/// an end object matching `term`, which the backlink table lists from the end objects.
+struct LinkedTerm {
+    let hops: [ResolvedPath.Hop]
+    /// The comparison on the end class.
+    let term: ScalarTerm
+    let text: String
+    let test: RowTest
+}
+
 /// Binds a ``QueryNode`` to a class.
 struct QueryBinder {
     let info: ClassInfo
+    /// The SUBQUERY variable whose objects are the rows (`$d`), or nil for the queried class.
+    var variable: String? = nil
 
     func bind(_ node: QueryNode) throws -> BoundNode {
         switch node {
@@ -96,86 +119,50 @@ struct QueryBinder {
         }
     }
 
-    private func fail(_ message: String, _ position: Int) -> LatticeError {
+    func fail(_ message: String, _ position: Int) -> LatticeError {
         .invalidQuery(message: "\(message) (at column \(position)).")
     }
 
-    /// Resolves a key path to a stored property. Link hops, to-many paths, collection operators and
-    /// SUBQUERY variables resolve here once the schema has links; until then they are rejected by name.
-    func resolve(_ path: QueryKeyPath) throws -> ScalarColumn {
-        if let variable = path.variable {
-            throw fail("'$\(variable)' can only be used inside SUBQUERY over a to-many key path", path.position)
-        }
-        guard let first = path.segments.first else { throw fail("empty key path", path.position) }
-        guard let property = info.property(named: first) else {
-            throw fail("'\(info.name)' has no property '\(first)' in key path '\(path)'", path.position)
-        }
-        // The hook for relationships: links hop to `property.target` here, collections and backlinks
-        // become to-many paths.
-        guard let column = ScalarColumn(property) else {
-            throw fail("'\(info.name).\(first)' is a link or collection; key path '\(path)' through it is not supported yet", path.position)
-        }
-        if path.segments.count > 1 {
-            throw fail("'\(info.name).\(first)' is a \(property.property.type), not a link, so key path '\(path)' cannot continue", path.position)
-        }
-        if let op = path.collectionOperator {
-            throw fail("'\(info.name).\(first)' is a \(property.property.type), not a collection; \(op.rawValue) needs a List, "
-                + "MutableSet, Map or LinkingObjects key path", path.position)
-        }
-        return column
-    }
-
     private func bind(_ c: QueryComparison) throws -> BoundNode {
-        var lhs = c.lhs, rhs = c.rhs, op = c.op
-        for side in [lhs, rhs] {
-            if case .subquery(let collection, _, _, let position) = side {
-                let p = try resolve(collection)
-                throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a to-many property; SUBQUERY needs a List, "
-                    + "MutableSet or LinkingObjects key path", position)
+        var lhs = c.lhs, rhs = c.rhs, op = c.op, quantifier = c.quantifier
+        if case let .subquery(collection, variable, predicate, position) = lhs {
+            return try bindSubquery(collection: collection, variable: variable, predicate: predicate, op: op, rhs: rhs, position: position)
+        }
+        if case let .subquery(collection, variable, predicate, position) = rhs {
+            guard let flipped = op.flipped else { throw fail("the left side of \(op.rawValue) must be a key path", c.position) }
+            return try bindSubquery(collection: collection, variable: variable, predicate: predicate, op: flipped, rhs: lhs, position: position)
+        }
+        // `'x' IN nicknames`, `%@ IN dogs`: ANY element equals the value.
+        if op == .in, case let .keyPath(path) = rhs, !isKeyPath(lhs) {
+            let resolved = try resolvePath(path)
+            guard resolved.toMany, path.collectionOperator == nil else {
+                let name = resolved.rootColumn.map { "'\(info.name).\($0.name)' is a \($0.property.property.type)" } ?? "'\(path)' is one value per object"
+                throw fail("\(name), not a collection; 'value IN key path' needs a List, MutableSet, Map or LinkingObjects", c.position)
             }
+            if let q = quantifier { throw fail("\(q.rawValue) cannot be combined with 'value IN key path'", c.position) }
+            swap(&lhs, &rhs)
+            op = .equal
+            quantifier = .any
         }
         // Put the key path on the left: `5 < age` is `age > 5`.
         if case .keyPath = rhs, !isKeyPath(lhs) {
-            guard let flipped = op.flipped else {
-                if case let .keyPath(path) = rhs, op == .in {
-                    let p = try resolve(path)
-                    throw fail("'\(info.name).\(p.name)' is a \(p.property.property.type), not a collection; 'value IN key path' needs a "
-                        + "List or MutableSet", c.position)
-                }
-                throw fail("the left side of \(op.rawValue) must be a key path", c.position)
-            }
+            guard let flipped = op.flipped else { throw fail("the left side of \(op.rawValue) must be a key path", c.position) }
             swap(&lhs, &rhs)
             op = flipped
         }
         guard case let .keyPath(path) = lhs else {
             throw fail("a comparison needs a key path on at least one side (found \(lhs) \(op.rawValue) \(rhs))", c.position)
         }
-        let property = try resolve(path)
-        if let q = c.quantifier {
-            throw fail("'\(info.name).\(property.name)' is a \(property.property.property.type), not a to-many property; \(q.rawValue) needs a "
-                + "List, MutableSet or LinkingObjects key path", c.position)
+        var comparison = c
+        comparison.quantifier = quantifier
+        let resolved = try resolvePath(path)
+        guard path.collectionOperator == nil, quantifier == nil, let property = resolved.rootColumn else {
+            return try bindPath(path, comparison, op: op, rhs: rhs)
         }
         if case let .keyPath(other) = rhs {
-            return try bindPropertyPair(property, op, c.options, try resolve(other), c.position)
+            return try bindPropertyPair(resolved, op, c.options, try resolvePath(other), c.position)
         }
-        let literals: [QueryValue]
-        switch (op, rhs) {
-        case let (.in, .list(items)), let (.between, .list(items)):
-            literals = try items.map { item in
-                guard case let .value(v) = item else { throw fail("\(op.rawValue) expects a list of values, found \(item)", c.position) }
-                return v
-            }
-            if op == .between && literals.count != 2 {
-                throw fail("BETWEEN expects two values, found \(literals.count)", c.position)
-            }
-        case (.in, _), (.between, _):
-            throw fail("\(op.rawValue) expects a list such as {1, 2} or an array argument, found \(rhs)", c.position)
-        case let (_, .value(v)):
-            literals = [v]
-        default:
-            throw fail("\(op.rawValue) expects a single value, found \(rhs)", c.position)
-        }
-        return .term(try makeTerm(property, op, c.options, literals, c.position))
+        return .term(try makeTerm(property, op, c.options, try values(op, rhs, c.position), c.position))
     }
 
     private func isKeyPath(_ e: QueryExpression) -> Bool {
@@ -185,7 +172,7 @@ struct QueryBinder {
 
     // MARK: Terms
 
-    private func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
+    func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
         let type = p.property.property.type
         let name = "'\(info.name).\(p.name)' (\(type))"
         if op.isStringOperator && type != .string && type != .data {
@@ -201,9 +188,14 @@ struct QueryBinder {
 
     /// A constant in the property's comparison form; throws on a type mismatch.
     private func convert(_ value: QueryValue, for p: ScalarColumn, _ options: QueryStringOptions, _ position: Int) throws -> ScalarValue {
-        let type = p.property.property.type
+        try convert(value, type: p.property.property.type, optional: p.isOptional, name: "\(info.name).\(p.name)", options, position)
+    }
+
+    /// A constant in the comparison form of a value of `type` (also aggregates: `dogs.@avg.age > 3`).
+    func convert(_ value: QueryValue, type: PropertyType, optional: Bool, name: String, _ options: QueryStringOptions,
+                 _ position: Int) throws -> ScalarValue {
         func mismatch() -> LatticeError {
-            fail("type mismatch: '\(info.name).\(p.name)' is \(type)\(p.isOptional ? "?" : "") and cannot be compared with "
+            fail("type mismatch: '\(name)' is \(type)\(optional ? "?" : "") and cannot be compared with "
                 + "\(value) (\(value.typeName))", position)
         }
         switch (value, type) {
@@ -363,28 +355,34 @@ struct QueryBinder {
 
     // MARK: Property against property
 
-    private func bindPropertyPair(_ a: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ b: ScalarColumn,
-                                  _ position: Int) throws -> BoundNode {
-        guard op != .in, op != .between else {
-            throw fail("\(op.rawValue) needs a list on its right side, not the key path '\(b.name)'", position)
+    /// `a op b` for two single values of each row: properties of the class, or reached through to-one
+    /// links (a nil link on the way reads as nil).
+    func bindPropertyPair(_ pa: ResolvedPath, _ op: QueryOperator, _ options: QueryStringOptions, _ pb: ResolvedPath,
+                          _ position: Int) throws -> BoundNode {
+        guard !pa.toMany, !pb.toMany, case let .scalar(a) = pa.end, case let .scalar(b) = pb.end else {
+            throw fail("comparing two key paths ('\(pa.text)', '\(pb.text)') needs a single value on each side: properties, "
+                + "possibly through to-one links", position)
         }
-        try checkOperator(a, op, options, position)
-        try checkOperator(b, op, options, position)
+        guard op != .in, op != .between else {
+            throw fail("\(op.rawValue) needs a list on its right side, not the key path '\(pb.text)'", position)
+        }
+        try QueryBinder(info: pa.endClass).checkOperator(a, op, options, position)
+        try QueryBinder(info: pb.endClass).checkOperator(b, op, options, position)
         let compatible = a.kind == b.kind || (a.kind.isNumber && b.kind.isNumber) || Set([a.kind, b.kind]) == [.string, .data]
         guard compatible else {
-            throw fail("type mismatch: '\(info.name).\(a.name)' (\(a.property.property.type)) cannot be compared with "
-                + "'\(info.name).\(b.name)' (\(b.property.property.type))", position)
+            throw fail("type mismatch: '\(info.name).\(pa.text)' (\(a.property.property.type)) cannot be compared with "
+                + "'\(info.name).\(pb.text)' (\(b.property.property.type))", position)
         }
-        let colA = a.column, colB = b.column
+        let readA = QueryBinder.reader(pa), readB = QueryBinder.reader(pb)
         let caseInsensitive = options.contains(.caseInsensitive), diacriticInsensitive = options.contains(.diacriticInsensitive)
         func folded(_ v: ScalarValue) -> ScalarValue {
             guard !options.isEmpty, case let .bytes(bytes) = v else { return v }
             return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self), caseInsensitive: caseInsensitive,
                                                  diacriticInsensitive: diacriticInsensitive).utf8))
         }
-        let test: RowTest = { view, _ in
-            let x = folded(ScalarValue.decode(view.payload(colA), a))
-            let y = folded(ScalarValue.decode(view.payload(colB), b))
+        let test: RowTest = { view, context in
+            let x = folded(readA(view, context))
+            let y = folded(readB(view, context))
             guard op.isStringOperator else { return QueryBinder.evaluate(op, x, [y], compare: ScalarValue.compare) }
             guard case let .bytes(s) = x, case let .bytes(p) = y else { return false }
             return s.withUnsafeBytes { s in
@@ -398,6 +396,15 @@ struct QueryBinder {
                 }
             }
         }
-        return .test("\(a.name) \(op.rawValue)\(options.suffix) \(b.name)", test)
+        return .test("\(pa.text) \(op.rawValue)\(options.suffix) \(pb.text)", test)
+    }
+
+    /// Reads the single value of a to-one path from a row (a column of the row itself without any lookup).
+    private static func reader(_ path: ResolvedPath) -> (RecordView, RowContext) -> ScalarValue {
+        if let column = path.rootColumn {
+            let index = column.column
+            return { view, _ in ScalarValue.decode(view.payload(index), column) }
+        }
+        return { view, context in path.value(view, context) }
     }
 }

@@ -1,18 +1,23 @@
 import Foundation
 
-/// The `$0` of a type-safe query (``Results/where(_:)``): each persisted property of the model is a
-/// member of type ``QueryProperty``.
+/// The `$0` of a type-safe query (``Results/where(_:)``), or an object reached from it through to-one
+/// links (`$0.owner`): each single-value persisted property is a member of type ``QueryProperty``, each
+/// to-one link a ``QueryObject`` of the linked class, each List, MutableSet, Map or LinkingObjects a
+/// ``QueryCollection``.
 ///
 /// ```swift
 /// dogs.where { $0.age < 2 && $0.name.starts(with: "R", options: .caseInsensitive) }
+/// dogs.where { $0.owner.name == "Ann" || $0.owner == nil }
 /// ```
 @dynamicMemberLookup
 public struct QueryObject<Root: Object> {
     let resolver: KeyPathResolver<Root>
+    /// The links followed from the queried class to reach this object (empty for `$0`).
+    var prefix: [String] = []
 
     /// The query operand for a persisted property.
     public subscript<V: _Persistable>(dynamicMember keyPath: KeyPath<Root, V>) -> QueryProperty<V> {
-        QueryProperty(path: QueryKeyPath(variable: nil, segments: [resolver.name(of: keyPath)], position: 1))
+        QueryProperty(path: QueryKeyPath(variable: nil, segments: prefix + [resolver.name(of: keyPath)], position: 1))
     }
 }
 
@@ -253,19 +258,7 @@ struct KeyPathResolver<Root: Object> {
         marked.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &markedValue) }
         /// Reads the key path with the marked value in the candidates `chosen` selects.
         func read(_ chosen: (Int) -> Bool) -> Bool {
-            var bytes: [UInt8] = []
-            var ends: [Int] = []
-            for p in info.columns {
-                if let i = candidates.firstIndex(where: { $0 === p }), chosen(i) {
-                    bytes += marked
-                } else {
-                    p.valueType._latticeDefaultEncoded(into: &bytes)
-                }
-                ends.append(bytes.count)
-            }
-            var record: [UInt8] = []
-            Record.assemble(payloads: bytes, ends: ends, into: &record)
-            let probe = lattice.materialize(Root.self, info, key: 0, record: RecordBuffer.make(record))
+            let probe = self.probe { p in candidates.firstIndex { $0 === p }.flatMap { chosen($0) ? marked : nil } }
             var out: [UInt8] = []
             probe[keyPath: keyPath]._latticeEncode(into: &out)
             return out == markedValue
@@ -280,6 +273,20 @@ struct KeyPathResolver<Root: Object> {
         return candidates[index].name
     }
 
+    /// An in-memory (never stored) object of the class whose record holds `payload(p)` for each column,
+    /// or the column's default where that is nil.
+    func probe(_ payload: (PropertyInfo) -> [UInt8]?) -> Root {
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+        for p in info.columns {
+            if let value = payload(p) { bytes += value } else { p.valueType._latticeDefaultEncoded(into: &bytes) }
+            ends.append(bytes.count)
+        }
+        var record: [UInt8] = []
+        Record.assemble(payloads: bytes, ends: ends, into: &record)
+        return lattice.materialize(Root.self, info, key: 0, record: RecordBuffer.make(record))
+    }
+
     private static func casePayloads<E: PersistableEnum>(_ type: E.Type) -> [[UInt8]] {
         type.allCases.map { value in
             var out: [UInt8] = []
@@ -288,8 +295,7 @@ struct KeyPathResolver<Root: Object> {
         }
     }
 
-    private func unresolved(_ keyPath: AnyKeyPath) -> Never {
-        preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' does not read a single-value @Persisted "
-            + "property (links and collections are not supported in where { } yet).")
+    func unresolved(_ keyPath: AnyKeyPath) -> Never {
+        preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' does not read a @Persisted property.")
     }
 }

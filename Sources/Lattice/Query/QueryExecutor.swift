@@ -4,10 +4,26 @@ import CLMDB
 struct QueryExecutor {
     let info: ClassInfo
     let txn: Transaction
+    let lattice: Lattice
+    /// Read failures of compiled tests (relationships), thrown once the scan is done.
+    private let failure = RowFailure()
+
+    init(info: ClassInfo, txn: Transaction, lattice: Lattice) {
+        self.info = info
+        self.txn = txn
+        self.lattice = lattice
+    }
 
     func keys(_ plan: QueryPlan) throws -> [Int64] {
+        let out = try unchecked(plan)
+        try failure.check()
+        return out
+    }
+
+    private func context(_ key: Int64) -> RowContext { RowContext(txn: txn, lattice: lattice, key: key, failure: failure) }
+
+    private func unchecked(_ plan: QueryPlan) throws -> [Int64] {
         let test = plan.residual?.compile()
-        let context = RowContext(txn: txn)
         switch plan.access {
         case .none:
             return []
@@ -16,7 +32,8 @@ struct QueryExecutor {
             try txn.withCursor(info.objectsDBI) { cursor in
                 var entry = try cursor.move(MDB_FIRST)
                 while let e = entry {
-                    if test.map({ t in RecordView(e.value).map { t($0, context) } ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
+                    let key = KeyCodec.int(e.key)
+                    if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
                     entry = try cursor.move(MDB_NEXT)
                 }
             }
@@ -26,7 +43,8 @@ struct QueryExecutor {
             try QueryExecutor.walkKeys(scan, txn) { cursor in
                 if scan.objectsDB {
                     guard let e = try cursor.move(MDB_GET_CURRENT) else { return true }
-                    if test.map({ t in RecordView(e.value).map { t($0, context) } ?? false }) ?? true { out.append(KeyCodec.int(e.key)) }
+                    let key = KeyCodec.int(e.key)
+                    if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
                     return true
                 }
                 var entry = try cursor.move(MDB_GET_CURRENT)
@@ -39,18 +57,31 @@ struct QueryExecutor {
             if !scan.objectsDB, let test { out = try out.filter { try matches($0, test) } }
             out.sort()
             return out
+        case let .backlinks(scan, hops):
+            guard let end = hops.last?.to else { return [] }
+            var keys = Set(try QueryExecutor(info: end, txn: txn, lattice: lattice).keys(QueryPlan(access: .index(scan), residual: nil, estimate: 0)))
+            for hop in hops.reversed() {
+                var sources = Set<Int64>()
+                for key in keys {
+                    for entry in try lattice.backlinks(of: hop.to, key: key, through: hop.property) { sources.insert(entry.source) }
+                }
+                keys = sources
+            }
+            return try keys.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
         case let .union(parts):
             var all = Set<Int64>()
-            for part in parts { all.formUnion(try keys(part)) }
+            for part in parts { all.formUnion(try unchecked(part)) }
             return try all.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
         }
     }
 
     /// Whether the stored record of `key` passes `test`.
-    private func matches(_ key: Int64, _ test: RowTest) throws -> Bool {
-        try KeyCodec.withObjectKey(key) { k in
-            try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, RowContext(txn: txn)) } ?? false }
+    func matches(_ key: Int64, _ test: RowTest) throws -> Bool {
+        let matched = try KeyCodec.withObjectKey(key) { k in
+            try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, context(key)) } ?? false }
         }
+        try failure.check()
+        return matched
     }
 
     /// Number of matches of an exact index scan, read from the index without touching records.

@@ -284,10 +284,18 @@ struct QueryParser {
     private mutating func subquery() throws -> QueryExpression {
         let start = advance().column
         try expectSymbol("(", "'(' after SUBQUERY")
-        guard case .identifier = current.kind else {
-            throw QueryParser.error(current.column, "expected the collection key path as SUBQUERY's first argument, found \(describe(current))")
+        let collection: QueryKeyPath
+        if case let .variable(outer) = current.kind, variables.contains(outer) {
+            // A nested SUBQUERY over a collection of the enclosing variable: `SUBQUERY($d.toys, $t, ...)`.
+            let column = advance().column
+            try expectSymbol(".", "'.' and a key path after '$\(outer)'")
+            collection = try keyPath(variable: outer, position: column)
+        } else {
+            guard case .identifier = current.kind else {
+                throw QueryParser.error(current.column, "expected the collection key path as SUBQUERY's first argument, found \(describe(current))")
+            }
+            collection = try keyPath(variable: nil)
         }
-        let collection = try keyPath(variable: nil)
         try expectSymbol(",", "',' after SUBQUERY's collection")
         guard case let .variable(name) = current.kind else {
             throw QueryParser.error(current.column, "expected a variable such as $x as SUBQUERY's second argument, found \(describe(current))")

@@ -44,6 +44,9 @@ indirect enum QueryAccess {
     case index(IndexScan)
     /// The union of several plans (an `OR` whose every branch uses an index).
     case union([QueryPlan])
+    /// The objects that reach, through `hops`, an end object found by an index scan of the end class:
+    /// the scan, then the backlink table once per hop (from the last to the first).
+    case backlinks(IndexScan, hops: [ResolvedPath.Hop])
 }
 
 /// An access path plus the predicate still to check on each candidate record.
@@ -60,6 +63,9 @@ struct QueryPlan {
         case .all: text = "full scan (~\(estimate) rows)"
         case let .index(scan): text = "\(scan.kind) \(scan.text) (~\(estimate) rows)"
         case let .union(parts): text = "union(" + parts.map(\.description).joined(separator: " | ") + ") (~\(estimate) rows)"
+        case let .backlinks(scan, hops):
+            text = "\(scan.kind) \(scan.text) -> backlinks " + hops.reversed().map { "\($0.from.name).\($0.property.name)" }.joined(separator: " -> ")
+                + " (~\(estimate) rows)"
         }
         if let residual { text += " -> filter \(residual.description)" }
         return text

@@ -16,7 +16,7 @@ struct QueryPlanner {
         case .constant(true): return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsDBI))
         case .constant(false): return QueryPlan(access: .none, residual: nil, estimate: 0)
         case let .and(parts): return try planAnd(parts)
-        case .term: return try planAnd([node])
+        case .term, .linked: return try planAnd([node])
         case let .or(parts):
             var plans: [QueryPlan] = []
             for part in parts {
@@ -57,6 +57,10 @@ struct QueryPlanner {
                     candidates.append(Candidate(access: .index(s), consumed: [i], exact: s.exact))
                     if case .range = s.shape { ranges[ObjectIdentifier(term.property), default: []].append((i, term, s)) }
                 }
+            case let .linked(linked):
+                guard let end = linked.hops.last?.to,
+                      case let .scan(s) = try QueryPlanner(info: end, txn: txn).scan(for: linked.term) else { break }
+                candidates.append(Candidate(access: .backlinks(s, hops: linked.hops), consumed: [i], exact: s.exact))
             case .or:
                 let p = try plan(part)
                 switch p.access {
@@ -100,14 +104,14 @@ struct QueryPlanner {
 
     // MARK: Terms to scans
 
-    private enum TermScan {
+    enum TermScan {
         case scan(IndexScan)
         case unindexed
         case impossible
     }
 
     /// The index, key bytes and exactness of a term; `.unindexed` when no index serves it.
-    private func scan(for term: ScalarTerm) throws -> TermScan {
+    func scan(for term: ScalarTerm) throws -> TermScan {
         let p = term.property
         let objectsDB = info.keyedByPrimaryKey && p === info.primaryKey
         let folded: Bool
@@ -276,6 +280,10 @@ struct QueryPlanner {
                 return n <= limit
             }
             return n
+        case let .backlinks(scan, hops):
+            // The end objects found; each usually links back to about one object per hop.
+            guard let end = hops.last?.to else { return 0 }
+            return try QueryPlanner(info: end, txn: txn).estimate(.index(scan), limit: limit)
         }
     }
 }
@@ -291,6 +299,7 @@ extension QueryAccess {
             case let .range(lower, _, upper, _): return lower != nil && upper != nil ? 2 : 3
             case .prefix: return 2
             }
+        case .backlinks: return 4
         case .union: return 4
         case .all: return 5
         }

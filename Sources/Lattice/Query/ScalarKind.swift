@@ -12,7 +12,12 @@ enum ScalarKind: Equatable {
     /// The kind of a single-value property of the schema (nil for links, collections, backlinks).
     init?(_ property: Property) {
         guard property.collection == nil else { return nil }
-        switch property.type {
+        self.init(type: property.type)
+    }
+
+    /// The kind of a value of `type` (also the elements of a collection of values).
+    init?(type: PropertyType) {
+        switch type {
         case .bool: self = .bool
         case .int, .int8, .int16, .int32, .int64: self = .integer
         case .float: self = .float
@@ -48,6 +53,15 @@ struct ScalarColumn {
         guard let kind = ScalarKind(p) else { return nil }
         self.property = p
         self.column = p.column
+        self.kind = kind
+        self.isOptional = p.property.isOptional
+    }
+
+    /// The elements of a List, MutableSet or Map of values, read as one-column records (see ``ResolvedPath``).
+    init?(elementsOf p: PropertyInfo) {
+        guard p.property.collection != nil, let kind = ScalarKind(type: p.property.type) else { return nil }
+        self.property = p
+        self.column = 0
         self.kind = kind
         self.isOptional = p.property.isOptional
     }

@@ -43,7 +43,7 @@ enum Aggregation {
         return try cast(mean, t, "average(ofProperty:)")
     }
 
-    private static func total(_ values: [ScalarValue], _ t: Target) throws -> ScalarValue {
+    static func total(_ values: [ScalarValue], _ t: Target) throws -> ScalarValue {
         switch t.kind {
         case .decimal: return .decimal(values.reduce(Decimal(0)) { $0 + $1.decimalValue })
         case .float, .double: return .double(values.reduce(0.0) { if case let .double(d) = $1 { return $0 + d } else { return $0 } })

@@ -62,6 +62,7 @@ extension Lattice {
     func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer) -> T? {
         guard !payload.isEmpty, let info = classInfo(type) else { return nil }
         let key = Int64._latticeDecode(payload)
+        if probingLinks { return materialize(type, info, key: key, record: nil) }
         guard let record = reading("a linked '\(info.name)'", { _ in try fetchRecord(info, key: key) }) else { return nil }
         return materialize(type, info, key: key, record: record)
     }

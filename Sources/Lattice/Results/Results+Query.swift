@@ -39,7 +39,7 @@ extension Results {
         let combined = q.node.map { $0.and(node) } ?? node
         q.bound = try QueryBinder(info: info).bind(combined)
         q.node = combined
-        return Results(lattice: lattice, info: info, query: q)
+        return Results(lattice: lattice, info: info, query: q, source: source)
     }
 
     /// These results sorted by one property (FEATURES Q8). Throws for an unknown property.
@@ -52,22 +52,22 @@ extension Results {
     public func sorted<S: Sequence>(by descriptors: S) throws -> Results<Element> where S.Element == SortDescriptor {
         guard let info else { return self }
         let binder = QueryBinder(info: info)
-        let keys = try descriptors.map { (column: try binder.resolve(QueryParser.keyPath(from: $0.keyPath)), ascending: $0.ascending) }
+        let keys = try descriptors.map { (path: try binder.resolveToOne(QueryParser.keyPath(from: $0.keyPath)), ascending: $0.ascending) }
         if keys.isEmpty { return self }
         var q = query
         q.ops.append(.sort(keys))
-        return Results(lattice: lattice, info: info, query: q)
+        return Results(lattice: lattice, info: info, query: q, source: source)
     }
 
     /// The first object of each distinct combination of values of `keyPaths`, in result order.
     public func distinct<S: Sequence>(by keyPaths: S) throws -> Results<Element> where S.Element == String {
         guard let info else { return self }
         let binder = QueryBinder(info: info)
-        let properties = try keyPaths.map { try binder.resolve(QueryParser.keyPath(from: $0)) }
+        let properties = try keyPaths.map { try binder.resolveToOne(QueryParser.keyPath(from: $0)) }
         if properties.isEmpty { return self }
         var q = query
         q.ops.append(.distinct(properties))
-        return Results(lattice: lattice, info: info, query: q)
+        return Results(lattice: lattice, info: info, query: q, source: source)
     }
 
     /// The plan the query runs with now (FEATURES Q12), for example
@@ -77,17 +77,22 @@ extension Results {
         guard let info else { return "\(Element.self): not in this database's schema (always empty)" }
         return lattice.reading("the plan of a query on '\(info.name)'") { txn in
             var text = "\(info.name): "
-            if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
-               info.keyedByPrimaryKey && keys[0].column.property === info.primaryKey || keys[0].column.property.indexDBI != nil {
-                let kind = keys[0].column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
-                return text + "walk \(kind) \(info.name).\(keys[0].column.name) \(keys[0].ascending ? "ascending" : "descending") "
+            if case let .collection(_, path) = source {
+                text += "\(path.hops.first?.from.name ?? "?").\(path.text) of one object (~\(try source.keys(lattice, txn)?.count ?? 0) rows)"
+                if let bound = query.bound { text += " -> filter \(bound.description)" }
+            } else if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
+               let column = keys[0].path.rootColumn,
+               info.keyedByPrimaryKey && column.property === info.primaryKey || column.property.indexDBI != nil {
+                let kind = column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
+                return text + "walk \(kind) \(info.name).\(column.name) \(keys[0].ascending ? "ascending" : "descending") "
                     + "(~\(try txn.count(info.objectsDBI)) rows)"
+            } else {
+                text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
             }
-            text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
             for step in query.ops {
                 switch step {
-                case let .sort(keys): text += " -> sort " + keys.map { "\($0.column.name) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
-                case let .distinct(properties): text += " -> distinct " + properties.map(\.name).joined(separator: ", ")
+                case let .sort(keys): text += " -> sort " + keys.map { "\($0.path.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+                case let .distinct(paths): text += " -> distinct " + paths.map(\.text).joined(separator: ", ")
                 }
             }
             return text
@@ -99,13 +104,8 @@ extension Results {
         guard let info else { return nil }
         let test = try QueryBinder(info: info).bind(QueryParser.parse(predicate, arguments.map { $0 as Any? })).compile()
         let keys = keys()
-        let txn = try lattice.readTransaction()
-        for (i, key) in keys.enumerated() {
-            let match = try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, RowContext(txn: txn)) } ?? false }
-            }
-            if match { return i }
-        }
+        let executor = QueryExecutor(info: info, txn: try lattice.readTransaction(), lattice: lattice)
+        for (i, key) in keys.enumerated() where try executor.matches(key, test) { return i }
         return nil
     }
 

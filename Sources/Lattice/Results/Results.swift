@@ -4,19 +4,23 @@ import CLMDB
 /// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
 /// show the new state. A `for … in` loop walks the objects as they were when the loop started.
-/// Unsorted results have no guaranteed order.
+/// Unsorted results of a class have no guaranteed order; the results of a List, MutableSet or
+/// LinkingObjects (`person.dogs.filter("age < 2")`) keep the collection's order.
 public struct Results<Element: Object>: RandomAccessCollection, LatticeCollection {
     /// The handle the results read from.
     public let lattice: Lattice
     let info: ClassInfo?
     /// The predicate, sorts and distinct steps (see Results+Query.swift).
     let query: ResultsQuery
+    /// Where the candidate objects come from: the whole class, or one object's collection.
+    let source: ResultsSource
     private let cache = KeyCache()
 
-    init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery()) {
+    init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery(), source: ResultsSource = .all) {
         self.lattice = lattice
         self.info = info
         self.query = query
+        self.source = source
     }
 
     /// Object keys in order, computed once per change of the handle's view.
@@ -59,7 +63,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public func index(of object: Element) -> Int? {
         guard object._lattice?.env === lattice.env, object._info === info, (try? object.currentRecord(lattice)) != nil else { return nil }
         let keys = keys()
-        // Only unordered results are in object-key order.
+        // Only unordered results of a whole class are in object-key order.
+        if case .collection = source { return keys.firstIndex(of: object._key) }
         if !query.ops.isEmpty { return keys.firstIndex(of: object._key) }
         var low = 0
         var high = keys.count

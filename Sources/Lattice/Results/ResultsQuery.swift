@@ -10,41 +10,76 @@ struct ResultsQuery {
     var ops: [Step] = []
 
     enum Step {
-        case sort([(column: ScalarColumn, ascending: Bool)])
-        case distinct([ScalarColumn])
+        /// Key paths through to-one links only, ending on a single-value property.
+        case sort([(path: ResolvedPath, ascending: Bool)])
+        case distinct([ResolvedPath])
+    }
+}
+
+/// Where the candidate objects of a ``Results`` come from.
+enum ResultsSource {
+    /// Every object of the class, found through the planner (indexes, scans).
+    case all
+    /// The objects of a List, MutableSet or LinkingObjects property of one object, in its order (List
+    /// order, duplicates kept; set element order; backlink order).
+    case collection(owner: Object, path: ResolvedPath)
+
+    /// The collection's object keys in its order; empty when its owner was deleted.
+    func keys(_ lattice: Lattice, _ txn: Transaction) throws -> [Int64]? {
+        guard case let .collection(owner, path) = self, let ownerInfo = path.hops.first?.from else { return nil }
+        let context = RowContext(txn: txn, lattice: lattice, key: owner._key, failure: RowFailure())
+        var keys: [Int64] = []
+        _ = context.record(ownerInfo, owner._key) { view in
+            path.forEachLeaf(view, context) { leaf, _ in
+                if case let .object(key) = leaf { keys.append(key) }
+                return true
+            }
+        }
+        try context.failure.check()
+        return keys
     }
 }
 
 extension Results {
     /// Plans and runs the query in `txn`.
     func evaluateKeys(_ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
-        if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
-           let walked = try ResultsOrdering.walkIndex(info, keys[0].column, ascending: keys[0].ascending, txn) {
-            return walked
+        var keys: [Int64]
+        if let base = try source.keys(lattice, txn) {
+            let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
+            let test = query.bound?.compile()
+            keys = try test.map { test in try base.filter { try executor.matches($0, test) } } ?? base
+        } else {
+            if query.bound == nil, query.ops.count == 1, case let .sort(sortKeys) = query.ops[0], sortKeys.count == 1,
+               let column = sortKeys[0].path.rootColumn,
+               let walked = try ResultsOrdering.walkIndex(info, column, ascending: sortKeys[0].ascending, lattice, txn) {
+                return walked
+            }
+            let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+            keys = try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)
         }
-        let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
-        var keys = try QueryExecutor(info: info, txn: txn).keys(plan)
-        for step in query.ops { keys = try ResultsOrdering.apply(step, keys, info, txn) }
+        for step in query.ops { keys = try ResultsOrdering.apply(step, keys, info, lattice, txn) }
         return keys
     }
 
     /// The count when it needs no record: all objects, or an exact index scan. nil otherwise.
     func countWithoutReading(_ info: ClassInfo, _ txn: Transaction) throws -> Int? {
+        if case .collection = source { return nil }
         if query.ops.contains(where: { if case .distinct = $0 { return true } else { return false } }) { return nil }
         if query.bound == nil { return try txn.count(info.objectsDBI) }
         let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
         if case .none = plan.access { return 0 }
         guard plan.isExactIndexScan, case let .index(scan) = plan.access else { return nil }
-        return try QueryExecutor(info: info, txn: txn).count(scan)
+        return try QueryExecutor(info: info, txn: txn, lattice: lattice).count(scan)
     }
 }
 
 /// Sorting and distinct over object keys.
 enum ResultsOrdering {
-    static func apply(_ step: ResultsQuery.Step, _ keys: [Int64], _ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
+    static func apply(_ step: ResultsQuery.Step, _ keys: [Int64], _ info: ClassInfo, _ lattice: Lattice,
+                      _ txn: Transaction) throws -> [Int64] {
         switch step {
         case let .sort(descriptors):
-            let values = try load(keys, descriptors.map(\.column), info, txn)
+            let values = try load(keys, descriptors.map(\.path), info, lattice, txn)
             let order = (0..<keys.count).sorted { a, b in
                 for (i, d) in descriptors.enumerated() {
                     let c = ScalarValue.compare(values[a][i], values[b][i])
@@ -54,27 +89,27 @@ enum ResultsOrdering {
             }
             return order.map { keys[$0] }
         case let .distinct(properties):
-            let values = try load(keys, properties, info, txn)
+            let values = try load(keys, properties, info, lattice, txn)
             var seen = Set<[ScalarValue]>()
             return zip(keys, values).compactMap { seen.insert($1).inserted ? $0 : nil }
         }
     }
 
-    /// The values of `properties` for each key.
-    private static func load(_ keys: [Int64], _ properties: [ScalarColumn], _ info: ClassInfo,
+    /// The values of `paths` for each key (nil where a link on the way is nil).
+    private static func load(_ keys: [Int64], _ paths: [ResolvedPath], _ info: ClassInfo, _ lattice: Lattice,
                              _ txn: Transaction) throws -> [[ScalarValue]] {
-        try keys.map { key in
-            try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsDBI, k) { bytes in
-                    let view = bytes.flatMap(RecordView.init)
-                    return properties.map { ScalarValue.decode(view?.payload($0.column), $0) }
-                }
-            }
+        let failure = RowFailure()
+        let values = keys.map { key in
+            let context = RowContext(txn: txn, lattice: lattice, key: key, failure: failure)
+            return context.record(info, key) { view in paths.map { $0.value(view, context) } } ?? paths.map { _ in .null }
         }
+        try failure.check()
+        return values
     }
 
     /// All objects in the order of an indexed property, read from its index; nil when not indexed.
-    static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, _ txn: Transaction) throws -> [Int64]? {
+    static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, _ lattice: Lattice,
+                          _ txn: Transaction) throws -> [Int64]? {
         let property = column.property
         if info.keyedByPrimaryKey && property === info.primaryKey {
             var keys: [Int64] = []
@@ -104,7 +139,8 @@ enum ResultsOrdering {
             let ambiguous = column.kind == .string
                 && (group.key.count >= FileLayout.maxIndexKey || (!property.property.isOptional && group.key == [0]))
             if ambiguous && group.objects.count > 1 {
-                out += try apply(.sort([(column, ascending)]), group.objects, info, txn)
+                let path = ResolvedPath(hops: [], end: .scalar(column), endClass: info, text: column.name)
+                out += try apply(.sort([(path, ascending)]), group.objects, info, lattice, txn)
             } else {
                 out += group.objects
             }

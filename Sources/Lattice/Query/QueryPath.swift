@@ -1,0 +1,183 @@
+/// Key paths through relationships: `owner.name`, `car.owner.address.city`, `dogs.age`, `walkers.name`,
+/// `nicknames`, `$d.age` (inside a SUBQUERY). A path is a list of hops from the queried class to an end
+/// class, then what it ends on. Reading it from a row yields *leaves*: the records of the end objects
+/// (for a property at the end), the end objects' keys (for a link or collection of objects at the end),
+/// or the elements of a collection of values. Comparisons, quantifiers, collection operators and
+/// SUBQUERY all consume leaves, so each only says what it does with them.
+struct ResolvedPath {
+    /// One step through a relationship, from an object of `from` to objects of `to`.
+    struct Hop {
+        enum Kind {
+            case link, list, set, map
+            /// LinkingObjects: the objects of `to` linking here through `origin`.
+            case backlinks(origin: PropertyInfo)
+        }
+        let property: PropertyInfo
+        let from: ClassInfo
+        let to: ClassInfo
+        let kind: Kind
+        var toMany: Bool { if case .link = kind { return false } else { return true } }
+    }
+
+    /// What the path ends on, in the end class.
+    enum End {
+        /// A single-value property of the end objects.
+        case scalar(ScalarColumn)
+        /// The end objects themselves (the path's last hop is a link, collection of objects or backlinks).
+        case objects
+        /// The elements of a List, MutableSet or Map of values, read as one-column records (column 0).
+        case values(ScalarColumn)
+    }
+
+    let hops: [Hop]
+    let end: End
+    let endClass: ClassInfo
+    let text: String
+
+    /// True when a row may reach several leaves (quantifiers and collection operators apply).
+    var toMany: Bool {
+        if case .values = end { return true }
+        return hops.contains { $0.toMany }
+    }
+
+    /// The plain column of the queried class, when the path is one (the shape the planner handles).
+    var rootColumn: ScalarColumn? {
+        guard hops.isEmpty, case let .scalar(column) = end else { return nil }
+        return column
+    }
+
+    /// A leaf reached from a row.
+    enum Leaf {
+        /// An earlier link was nil: the path does not reach an end object.
+        case broken
+        /// The end link itself is nil (only for `.objects` ends).
+        case null
+        /// An end object, by key (for `.objects` ends, whose records are not read).
+        case object(Int64)
+        /// The record holding the leaf value: an end object's record, or an element as a one-column record.
+        case record(RecordView, key: Int64)
+    }
+
+    /// Calls `body` with each leaf of the row until it returns false. Record views are valid only inside `body`.
+    func forEachLeaf(_ view: RecordView, _ context: RowContext, _ body: (Leaf, RowContext) -> Bool) {
+        // `current`: keys reached so far, nil where the last hop was a nil link. `broken`: paths cut by
+        // an earlier nil link (they stay cut through to-one hops and vanish at a to-many hop).
+        var current: [Int64?] = [context.key]
+        var broken = 0
+        for (i, hop) in hops.enumerated() {
+            var next: [Int64?] = []
+            if hop.toMany { broken = 0 }
+            for key in current {
+                guard let key else {
+                    if !hop.toMany { broken += 1 }
+                    continue
+                }
+                next += i == 0 ? follow(hop, key: key, view: view, context)
+                    : context.record(hop.from, key) { follow(hop, key: key, view: $0, context) } ?? []
+            }
+            current = next
+        }
+        for _ in 0..<broken where !body(.broken, context) { return }
+        for key in current {
+            let more: Bool
+            switch end {
+            case .objects:
+                more = body(key.map(Leaf.object) ?? .null, context)
+            case .scalar:
+                guard let key else { more = body(.broken, context); break }
+                if hops.isEmpty {
+                    more = body(.record(view, key: key), context)
+                } else {
+                    more = context.record(endClass, key) { body(.record($0, key: key), context.with(key: key)) } ?? true
+                }
+            case let .values(column):
+                guard let key else { more = true; break }
+                var goOn = true
+                for payload in elements(of: column.property, owner: key, context) where goOn {
+                    goOn = ResolvedPath.withElementRecord(payload) { body(.record($0, key: key), context) } ?? true
+                }
+                more = goOn
+            }
+            if !more { return }
+        }
+    }
+
+    /// The keys one hop leads to from the object `key` whose record is `view` (nil: a nil link).
+    private func follow(_ hop: Hop, key: Int64, view: RecordView, _ context: RowContext) -> [Int64?] {
+        switch hop.kind {
+        case .link:
+            return [view.payload(hop.property.column).flatMap { $0.isEmpty ? nil : Int64._latticeDecode($0) }]
+        case .list, .set, .map:
+            return elements(of: hop.property, owner: key, context).map { payload in
+                payload.withUnsafeBytes { $0.isEmpty ? nil : Int64._latticeDecode($0) }
+            }
+        case let .backlinks(origin):
+            return context.attempt([]) {
+                try context.lattice.backlinks(of: hop.from, key: key, through: origin)
+                    .flatMap { Array(repeating: Optional($0.source), count: $0.count) }
+            }
+        }
+    }
+
+    /// The element payloads of a collection property of the object `owner` (List order; Map values in key order).
+    private func elements(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [[UInt8]] {
+        context.attempt([]) {
+            switch property.property.collection {
+            case .list?: return try ListStore(lattice: context.lattice, property: property, owner: owner).allPayloads()
+            case .set?: return try SetStore(lattice: context.lattice, property: property, owner: owner).allPayloads()
+            case .map?: return try MapStore(lattice: context.lattice, property: property, owner: owner).entries().map(\.payload)
+            case nil: return []
+            }
+        }
+    }
+
+    /// An element payload as a one-column record, so compiled tests of column 0 read it.
+    static func withElementRecord<R>(_ payload: [UInt8], _ body: (RecordView) -> R) -> R? {
+        var record: [UInt8] = []
+        Record.assemble(payloads: payload, ends: [payload.count], into: &record)
+        return record.withUnsafeBytes { bytes in RecordView(bytes).map(body) }
+    }
+
+    /// The value of a path through to-one links only (sort and distinct keys); nil when a link is nil.
+    func value(_ view: RecordView, _ context: RowContext) -> ScalarValue {
+        guard case let .scalar(column) = end else { return .null }
+        var value = ScalarValue.null
+        forEachLeaf(view, context) { leaf, _ in
+            if case let .record(v, _) = leaf { value = ScalarValue.decode(v.payload(column.column), column) }
+            return false
+        }
+        return value
+    }
+}
+
+extension RowContext {
+    /// The same context for the object `key`.
+    func with(key: Int64) -> RowContext { RowContext(txn: txn, lattice: lattice, key: key, failure: failure) }
+
+    /// Runs `body` with the record of `key` in `info`; nil when there is none.
+    func record<R>(_ info: ClassInfo, _ key: Int64, _ body: (RecordView) -> R) -> R? {
+        attempt(nil) {
+            try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map(body) } }
+        }
+    }
+
+    /// Runs a read that may fail; the first failure is kept for the executor to throw, and `fallback` returned.
+    func attempt<R>(_ fallback: R, _ body: () throws -> R) -> R {
+        do {
+            return try body()
+        } catch {
+            if failure.error == nil { failure.error = error }
+            return fallback
+        }
+    }
+}
+
+/// The first error a compiled test met while reading relationships (tests cannot throw).
+final class RowFailure {
+    var error: Error?
+
+    /// Throws the recorded error, if any.
+    func check() throws {
+        if let error { throw error }
+    }
+}

@@ -1,0 +1,82 @@
+/// A managed ``List``, ``MutableSet`` or ``LinkingObjects`` of objects, queried like ``Results``
+/// (issue 4, point 5): `filter`, `where`, `sorted` and
+/// `distinct` return live ``Results`` over the collection's objects. Unsorted results keep the
+/// collection's order (List order, duplicates included).
+///
+/// ```swift
+/// let puppies = try person.dogs.filter("age < 2")
+/// let walkersByName = try dog.walkers.sorted(byKeyPath: "name")
+/// ```
+public protocol _ObjectCollection: LatticeCollection where Element: Object {
+    /// The collection's objects as ``Results`` (nil while the collection is unmanaged).
+    var _objectResults: Results<Element>? { get }
+}
+
+extension _ObjectCollection {
+    private func results(_ operation: String) throws -> Results<Element> {
+        guard let results = _objectResults else {
+            throw LatticeError.objectNotManaged(className: "\(Element.self)", operation: "\(operation) on an unmanaged \(typeName)")
+        }
+        return results
+    }
+
+    /// The objects of the collection matching `predicate` (see ``Results/filter(_:_:)``).
+    public func filter(_ predicate: String, _ arguments: Any...) throws -> Results<Element> {
+        try results("filter").filter(predicate, argumentArray: arguments)
+    }
+
+    /// ``filter(_:_:)`` with the arguments in an array.
+    public func filter(_ predicate: String, argumentArray arguments: [Any]) throws -> Results<Element> {
+        try results("filter").filter(predicate, argumentArray: arguments)
+    }
+
+    /// The objects of the collection matching a type-safe predicate (see ``Results/where(_:)``); the
+    /// collection must be managed (a programming error otherwise).
+    public func `where`(_ predicate: (QueryObject<Element>) -> QueryPredicate) -> Results<Element> {
+        guard let results = _objectResults else {
+            preconditionFailure("where { } needs a managed \(typeName): add its owner to a Lattice first.")
+        }
+        return results.where(predicate)
+    }
+
+    /// The objects of the collection sorted by a key path (through to-one links too).
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
+        try results("sorted").sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+
+    /// The objects of the collection sorted by several key paths (later ones break ties).
+    public func sorted<S: Sequence>(by descriptors: S) throws -> Results<Element> where S.Element == SortDescriptor {
+        try results("sorted").sorted(by: descriptors)
+    }
+
+    /// The first object of each distinct combination of values of `keyPaths`, in collection order.
+    public func distinct<S: Sequence>(by keyPaths: S) throws -> Results<Element> where S.Element == String {
+        try results("distinct").distinct(by: keyPaths)
+    }
+}
+
+extension Results {
+    /// The objects of a managed collection property, as unfiltered results in its order.
+    static func collection(_ managed: ManagedCollection?) -> Results? {
+        guard let managed, let lattice = managed.owner._lattice,
+              let path = try? QueryBinder(info: managed.info).resolvePath(
+                QueryKeyPath(variable: nil, segments: [managed.property.name], position: 1)),
+              case .objects = path.end else { return nil }
+        return Results(lattice: lattice, info: path.endClass, source: .collection(owner: managed.owner, path: path))
+    }
+}
+
+extension List: _ObjectCollection where Element: Object {
+    /// The list's objects as ``Results``, in list order.
+    public var _objectResults: Results<Element>? { Results.collection(managed) }
+}
+
+extension MutableSet: _ObjectCollection where Element: Object {
+    /// The set's objects as ``Results``.
+    public var _objectResults: Results<Element>? { Results.collection(managed) }
+}
+
+extension LinkingObjects: _ObjectCollection {
+    /// The linking objects as ``Results``.
+    public var _objectResults: Results<Element>? { Results.collection(managed) }
+}

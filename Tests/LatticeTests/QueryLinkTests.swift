@@ -1,0 +1,242 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+/// Each predicate form through relationships (FEATURES Q6, Q7), with its result.
+final class QueryLinkTests: LinkQueryTestCase {
+    func testToOneLinksAtAnyDepth() throws {
+        try makeSample()
+        let dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        XCTAssertEqual(names(try dogs.filter("owner.name == 'Ann'")), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner.name BEGINSWITH[c] %@", "b")), ["Fido"])
+        XCTAssertEqual(names(try dogs.filter("owner.age > 35")), ["Fido"])
+        XCTAssertEqual(names(try cars.filter("owner.address.city == 'Rome'")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.partner.name == 'Ann'")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.partner.address.city == 'Oslo'")), ["Polo"])
+        // A nil link on the way: false, except `== nil`.
+        XCTAssertEqual(names(try cars.filter("owner.name == nil")), ["Up"])
+        XCTAssertEqual(names(try cars.filter("owner.name != 'Ann'")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.address.city == nil")), ["Up"])
+        XCTAssertEqual(names(try cars.filter("owner.partner.name == nil")), ["Golf", "Up"])
+        XCTAssertEqual(names(try cars.filter("NOT owner.name == 'Ann'")), ["Polo", "Up"])
+        XCTAssertEqual(names(try dogs.filter("owner.name IN {'Bo', 'Zed'}")), ["Fido"])
+        XCTAssertEqual(names(try dogs.filter("owner.age BETWEEN {25, 35}")), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner.name == 'Ann' AND age > 2")), ["Rover"])
+        XCTAssertEqual(names(try dogs.filter("%K.name == %@", "owner", "Bo")), ["Fido"])
+    }
+
+    func testKeyPathsThroughLinksComparedWithEachOther() throws {
+        try makeSample()
+        let dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        try lattice.write { try lattice.objects(LDog.self).filter("name == 'Fido'").first?.age = 40 }
+        XCTAssertEqual(names(try dogs.filter("owner.age == age")), ["Fido"])
+        XCTAssertEqual(names(try dogs.filter("age < owner.age")), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner.age != age")), ["Rex", "Rover", "Stray"], "a nil link reads as nil here")
+        XCTAssertEqual(names(try cars.filter("owner.partner.age < owner.age")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.name BEGINSWITH[c] owner.partner.name")), [])
+        XCTAssertEqual(try dogs.filter("owner.age == age").explain(), "LDog: full scan (~4 rows) -> filter owner.age == age")
+    }
+
+    func testLinkComparedWithObjectIsIdentity() throws {
+        let (ann, bo, _) = try makeSample()
+        let dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        XCTAssertEqual(names(try dogs.filter("owner == %@", ann)), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner != %@", ann)), ["Fido", "Stray"])
+        XCTAssertEqual(names(try dogs.filter("owner == nil")), ["Stray"])
+        XCTAssertEqual(names(try dogs.filter("owner != nil")), ["Fido", "Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner IN %@", [ann, bo])), ["Fido", "Rex", "Rover"])
+        XCTAssertEqual(names(try cars.filter("owner.partner == %@", ann)), ["Polo"])
+        // The same stored object reached another way, or through another handle of the file, is the same.
+        let annAgain = try XCTUnwrap(lattice.objects(LPerson.self).filter("name == 'Ann'").first)
+        XCTAssertEqual(names(try dogs.filter("owner == %@", annAgain)), ["Rex", "Rover"])
+        let other = try Lattice(configuration: config)
+        let annOther = try XCTUnwrap(other.objects(LPerson.self).filter("name == 'Ann'").first)
+        XCTAssertEqual(names(try dogs.filter("owner == %@", annOther)), ["Rex", "Rover"])
+        // Unmanaged or foreign objects never match.
+        let unmanaged = LPerson()
+        XCTAssertEqual(try dogs.filter("owner == %@", unmanaged).count, 0)
+        XCTAssertEqual(try dogs.filter("owner != %@", unmanaged).count, 4)
+        let foreignURL = FileManager.default.temporaryDirectory.appendingPathComponent("querylink-\(UUID().uuidString).lattice")
+        let foreignConfig = Lattice.Configuration(fileURL: foreignURL, objectTypes: [LPerson.self, LDog.self, LAddress.self, LCar.self])
+        defer { _ = try? Lattice.deleteFiles(for: foreignConfig) }
+        let foreign = try Lattice(configuration: foreignConfig)
+        let stranger = LPerson()
+        try foreign.write { try foreign.add(stranger) }
+        XCTAssertEqual(stranger._key, ann._key, "same key in another file")
+        XCTAssertEqual(try dogs.filter("owner == %@", stranger).count, 0)
+        assertInvalid(dogs, "owner == %@", LDog(), contains: ["type mismatch", "owner", "LDog"])
+        assertInvalid(dogs, "owner == 'Ann'", contains: ["type mismatch", "owner", "LPerson"])
+        assertInvalid(dogs, "owner < %@", ann, contains: ["<", "owner"])
+    }
+
+    func testToManyPathsWithQuantifiers() throws {
+        try makeSample()
+        let people = lattice.objects(LPerson.self)
+        XCTAssertEqual(names(try people.filter("ANY dogs.age < 2")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("SOME dogs.age > 4")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.age > 4")), ["Bo"], "no quantifier means ANY")
+        XCTAssertEqual(names(try people.filter("ALL dogs.age < 4")), ["Ann", "Cy"], "ALL of nothing is true")
+        XCTAssertEqual(names(try people.filter("NONE dogs.age < 2")), ["Cy"])
+        XCTAssertEqual(names(try people.filter("ANY dogs.name BEGINSWITH 'R' AND ANY dogs.name == 'Fido'")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("ANY friends.name == 'Fido'")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY pets.name == 'Rex'")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY dogs.owner.name == 'Bo'")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("ANY dogs.weight == nil")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("ANY dogs.age IN {3, 5}")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("ANY cars.model == 'Golf'")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY partner.dogs.name == 'Rover'")), ["Bo"])
+        assertInvalid(people, "ANY name == 'x'", contains: ["'LPerson.name'", "ANY", "to-many"])
+        assertInvalid(people, "ALL partner.name == 'x'", contains: ["ALL", "to-many"])
+    }
+
+    func testCollectionsOfValues() throws {
+        try makeSample()
+        let people = lattice.objects(LPerson.self)
+        XCTAssertEqual(names(try people.filter("ANY nicknames BEGINSWITH 'a'")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("nicknames == 'bobby'")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("'a' IN nicknames")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("%@ IN nicknames", "bobby")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("NONE nicknames CONTAINS[c] 'B'")), ["Ann", "Cy"])
+        XCTAssertEqual(names(try people.filter("ALL scores > 3")), ["Bo", "Cy"])
+        XCTAssertEqual(names(try people.filter("'vip' IN tags")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY ratings > 5")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY optInts == nil")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY partner.nicknames == 'annie'")), ["Bo"])
+        assertInvalid(people, "ANY nicknames > 3", contains: ["type mismatch", "nicknames"])
+        assertInvalid(people, "nicknames.length == 3", contains: ["nicknames", "cannot continue"])
+    }
+
+    func testObjectInCollection() throws {
+        let (ann, bo, _) = try makeSample()
+        let rex = try XCTUnwrap(lattice.objects(LDog.self).filter("name == 'Rex'").first)
+        let fido = try XCTUnwrap(lattice.objects(LDog.self).filter("name == 'Fido'").first)
+        let people = lattice.objects(LPerson.self)
+        XCTAssertEqual(names(try people.filter("%@ IN dogs", rex)), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("%@ IN dogs", fido)), ["Bo"])
+        XCTAssertEqual(names(try people.filter("%@ IN friends", fido)), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ANY dogs == %@", fido)), ["Bo"])
+        XCTAssertEqual(names(try people.filter("NONE dogs == %@", rex)), ["Cy"])
+        XCTAssertEqual(names(try lattice.objects(LDog.self).filter("%@ IN walkers", bo)), ["Fido", "Rex"])
+        XCTAssertEqual(names(try lattice.objects(LDog.self).filter("ANY walkers IN %@", [ann])), ["Rex", "Rover"])
+        XCTAssertEqual(try people.filter("%@ IN dogs", LDog()).count, 0)
+        assertInvalid(people, "5 IN name", contains: ["'LPerson.name'", "not a collection"])
+    }
+
+    func testCollectionOperators() throws {
+        try makeSample()
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self)
+        XCTAssertEqual(names(try people.filter("dogs.@count == 2")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.@count == 0")), ["Cy"])
+        XCTAssertEqual(names(try people.filter("nicknames.@count > 1")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ratings.@count == 1")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("tags.@count == 0")), ["Bo", "Cy"])
+        XCTAssertEqual(names(try people.filter("dogs.@avg.age == 2")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("dogs.@avg.age > 2.5")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.@min.age == 1")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.@max.age >= 5")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.@sum.age == 6")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.@sum.age == 0")), ["Cy"], "the sum of nothing is 0")
+        XCTAssertEqual(names(try people.filter("dogs.@avg.age == nil")), ["Cy"], "the average of nothing is nil")
+        XCTAssertEqual(names(try people.filter("dogs.@max.weight == 20")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("dogs.@sum.weight == 10")), ["Bo"], "nil weights are skipped")
+        XCTAssertEqual(names(try people.filter("dogs.@max.born == %@", Date(timeIntervalSinceReferenceDate: 0))), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("scores.@max > 5")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("scores.@sum == 10.5")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ratings.@sum == 10")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("ratings.@avg == 5")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("cars.@count == 1")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try dogs.filter("walkers.@count == 0")), ["Stray"])
+        XCTAssertEqual(names(try dogs.filter("walkers.@count == 2")), ["Rex"])
+        XCTAssertEqual(names(try dogs.filter("ANY walkers.name == 'Ann'")), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner.dogs.@count == 2")), ["Fido", "Rex", "Rover"])
+        XCTAssertEqual(names(try people.filter("partner.dogs.@count == 2")), ["Bo"])
+        assertInvalid(people, "name.@count > 2", contains: ["'LPerson.name'", "@count"])
+        assertInvalid(people, "dogs.@avg.name > 2", contains: ["@avg", "numbers", "dogs.@avg.name"])
+        assertInvalid(people, "dogs.@avg > 2", contains: ["@avg", "needs a property"])
+        assertInvalid(people, "nicknames.@max > 2", contains: ["@max", "nicknames"])
+        assertInvalid(people, "dogs.@count > 'x'", contains: ["type mismatch", "dogs.@count"])
+        assertInvalid(people, "dogs.@sum.nope > 1", contains: ["'LDog'", "'nope'"])
+        assertInvalid(people, "ANY dogs.@count > 1", contains: ["ANY"])
+        assertInvalid(people, "dogs.@count BEGINSWITH 1", contains: ["BEGINSWITH"])
+    }
+
+    func testIntegerSumOverflowComparesAsDouble() throws {
+        let p = LPerson()
+        p.name = "Max"
+        p.ratings["a"] = Int.max
+        p.ratings["b"] = Int.max
+        try lattice.write { try lattice.add(p) }
+        let people = lattice.objects(LPerson.self)
+        XCTAssertEqual(names(try people.filter("ratings.@sum > %@", Double(Int.max))), ["Max"])
+        XCTAssertEqual(names(try people.filter("ratings.@avg >= %@", Double(Int.max))), ["Max"])
+    }
+
+    func testSubquery() throws {
+        try makeSample()
+        let people = lattice.objects(LPerson.self)
+        XCTAssertEqual(names(try people.filter("SUBQUERY(dogs, $d, $d.age < 2 AND $d.name BEGINSWITH 'R').@count > 0")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("SUBQUERY(dogs, $d, $d.age > 2).@count == 1")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("SUBQUERY(dogs, $d, $d.age > 0).@count == 2 AND name != 'Bo'")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("SUBQUERY(dogs, $d, ANY $d.walkers.name == 'Bo').@count == 2")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("SUBQUERY(dogs, $d, $d.owner.name == 'Bo').@count >= 1")), ["Bo"])
+        // Nested: people with a dog that has a walker with a nickname starting with 'b'.
+        XCTAssertEqual(names(try people.filter(
+            "SUBQUERY(dogs, $d, SUBQUERY($d.walkers, $w, ANY $w.nicknames BEGINSWITH 'b').@count > 0).@count > 0")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try lattice.objects(LDog.self).filter("SUBQUERY(walkers, $w, $w.age > 35).@count == 1")), ["Fido", "Rex"])
+        XCTAssertEqual(names(try people.filter("0 < SUBQUERY(dogs, $d, $d.age == 5).@count")), ["Bo"])
+        assertInvalid(people, "SUBQUERY(dogs, $d, age < 2).@count > 0", contains: ["$d", "age"])
+        assertInvalid(people, "SUBQUERY(partner, $p, $p.age < 2).@count > 0", contains: ["partner", "SUBQUERY"])
+        assertInvalid(people, "SUBQUERY(dogs, $d, SUBQUERY($d.walkers, $w, $d.age > 1).@count > 0).@count > 0",
+                      contains: ["$d", "innermost"])
+        assertInvalid(people, "SUBQUERY(dogs, $d, $d.nope == 1).@count > 0", contains: ["'LDog'", "'nope'"])
+    }
+
+    func testErrorsNameClassPropertyAndPosition() throws {
+        try makeSample()
+        let dogs = lattice.objects(LDog.self)
+        assertInvalid(dogs, "owner.nope == 1", contains: ["'LPerson'", "'nope'", "owner.nope", "column 1"])
+        assertInvalid(dogs, "age == 1 AND owner.age == 'x'", contains: ["type mismatch", "LPerson.age", "column 14"])
+        assertInvalid(dogs, "owner.name.first == 'x'", contains: ["'LPerson.name'", "not a link"])
+        assertInvalid(dogs, "ANY walkers.age == age", contains: ["single value"])
+        assertInvalid(dogs, "owner.name == age", contains: ["type mismatch", "'LDog.owner.name'", "'LDog.age'"])
+        assertInvalid(dogs, "owner.age IN age", contains: ["IN"])
+    }
+
+    func testExplainShowsLinkAndToManyPredicates() throws {
+        try makeSample()
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        XCTAssertEqual(try people.filter("ANY dogs.name == 'Rex'").explain(), "LPerson: full scan (~3 rows) -> filter ANY dogs.name == 'Rex'")
+        XCTAssertEqual(try dogs.filter("owner.name == 'Ann'").explain(), "LDog: full scan (~4 rows) -> filter owner.name == 'Ann'")
+        XCTAssertEqual(try people.filter("dogs.@count > 2").explain(), "LPerson: full scan (~3 rows) -> filter dogs.@count > 2")
+        XCTAssertEqual(try people.filter("ALL dogs.age < 2").explain(), "LPerson: full scan (~3 rows) -> filter ALL dogs.age < 2")
+        XCTAssertEqual(try people.filter("SUBQUERY(dogs, $d, $d.age < 2).@count > 0 AND name != 'x'").explain(),
+                       "LPerson: full scan (~3 rows) -> filter SUBQUERY(dogs, $d, age < 2).@count > 0 AND name != 'x'")
+        // An index on the end class drives the query through the backlink table.
+        XCTAssertEqual(try people.filter("ANY dogs.age < 2").explain(), "LPerson: index range LDog.age (-inf, 2) -> backlinks LPerson.dogs (~1 rows)")
+        XCTAssertEqual(try dogs.filter("owner.age > 35").explain(), "LDog: index range LPerson.age (35, +inf) -> backlinks LDog.owner (~1 rows)")
+        XCTAssertEqual(try cars.filter("owner.partner.age == 30 AND model != 'x'").explain(),
+                       "LCar: index seek LPerson.age == 30 -> backlinks LPerson.partner -> LCar.owner (~1 rows) -> filter model != 'x'")
+        XCTAssertEqual(names(try cars.filter("owner.partner.age == 30 AND model != 'x'")), ["Polo"])
+        XCTAssertEqual(names(try dogs.filter("owner.age > 35 OR name == 'Stray'")), ["Fido", "Stray"])
+        // A comparison that matches nil paths cannot come from an index.
+        XCTAssertTrue(try dogs.filter("owner.age IN {30, nil}").explain().contains("full scan"))
+    }
+
+    func testResultsStayLiveThroughLinkChanges() throws {
+        let (ann, bo, _) = try makeSample()
+        let dogs = try lattice.objects(LDog.self).filter("owner.name == 'Ann'")
+        let busy = try lattice.objects(LPerson.self).filter("dogs.@count >= 2")
+        XCTAssertEqual(dogs.count, 2)
+        try lattice.write { ann.name = "Anna" }
+        XCTAssertEqual(dogs.count, 0)
+        try lattice.write {
+            bo.name = "Ann"
+            bo.dogs.removeAll()
+        }
+        XCTAssertEqual(names(dogs), ["Fido"])
+        XCTAssertEqual(names(busy), ["Anna"])
+        try lattice.write { try lattice.delete(bo) }
+        XCTAssertEqual(dogs.count, 0)
+        XCTAssertEqual(names(try lattice.objects(LCar.self).filter("owner == nil")), ["Polo", "Up"])
+    }
+}
