@@ -65,7 +65,9 @@ enum Extras {
             n += 1
         }
         let seconds = now() - start
-        print("n=\(n) sum=\(sum) seconds=\(seconds) rssBeforeKB=\(before) peakKB=\(peakRSSKB()) fileBytes=\(fileSize(path))")
+        let split = rssSplitKB()
+        print("n=\(n) sum=\(sum) seconds=\(seconds) rssBeforeKB=\(before) peakKB=\(peakRSSKB()) fileBytes=\(fileSize(path)) "
+              + "anonKBAtEnd=\(split.anon) fileKBAtEnd=\(split.file)")
     }
 
     /// Child: open a file and run the first read and the first query (`age == 42`, decoded).
