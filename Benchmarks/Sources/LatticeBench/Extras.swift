@@ -82,7 +82,9 @@ enum Extras {
             let p = Person(lattice.object(ofType: PersonObject.self, forPrimaryKey: id)!)
             precondition(p.id == id)
             tRead = now() - t0
-            n = LatticeQueries.ageIs42(lattice).map(Person.init).count
+            var found: [Person] = []
+            for o in try LatticeQueries.ageIs42(lattice) { found.append(Person(o)) }
+            n = found.count
             tQuery = now() - t0
         case "lmdb":
             let db = RawLMDB(dir: path)
