@@ -66,16 +66,19 @@ final class LatticeEngine {
         return o
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func insert(_ people: ArraySlice<Person>) throws {
         let db = self.db
         try db.write { for p in people { try db.add(Self.object(p)) } }
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func insertSmall(_ people: ArraySlice<Person>) throws {
         let db = self.db
         for p in people { try db.write { try db.add(Self.object(p)) } }
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func getByID(_ ids: [Int64]) -> Int {
         let db = self.db
         db.refresh()
@@ -87,6 +90,7 @@ final class LatticeEngine {
         return sum
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func scanAll() -> (Int, Double) {
         let db = self.db
         db.refresh()
@@ -97,6 +101,7 @@ final class LatticeEngine {
         return (all.count, all.reduce(0) { $0 + $1.score })
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func queryIndexed() throws -> (Int, Double) {
         let db = self.db
         db.refresh()
@@ -105,6 +110,7 @@ final class LatticeEngine {
         return (found.count, found.reduce(0) { $0 + $1.score })
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func queryRange() throws -> (Int, Int, Double) {
         let db = self.db
         db.refresh()
@@ -117,6 +123,7 @@ final class LatticeEngine {
     }
 
     /// Object API: read, modify, write.
+    @inline(never)  // a separate symbol per step for profiles
     func update(_ ids: [Int64]) throws {
         let db = self.db
         try db.write {
@@ -124,6 +131,7 @@ final class LatticeEngine {
         }
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func delete(_ ids: [Int64]) throws {
         let db = self.db
         try db.write {
