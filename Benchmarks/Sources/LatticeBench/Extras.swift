@@ -65,7 +65,9 @@ enum Extras {
             n += 1
         }
         let seconds = now() - start
-        print("n=\(n) sum=\(sum) seconds=\(seconds) rssBeforeKB=\(before) peakKB=\(peakRSSKB()) fileBytes=\(fileSize(path))")
+        let split = rssSplitKB()
+        print("n=\(n) sum=\(sum) seconds=\(seconds) rssBeforeKB=\(before) peakKB=\(peakRSSKB()) fileBytes=\(fileSize(path)) "
+              + "anonKBAtEnd=\(split.anon) fileKBAtEnd=\(split.file)")
     }
 
     /// Child: open a file and run the first read and the first query (`age == 42`, decoded).
@@ -80,7 +82,9 @@ enum Extras {
             let p = Person(lattice.object(ofType: PersonObject.self, forPrimaryKey: id)!)
             precondition(p.id == id)
             tRead = now() - t0
-            n = LatticeQueries.ageIs42(lattice).map(Person.init).count
+            var found: [Person] = []
+            for o in try LatticeQueries.ageIs42(lattice) { found.append(Person(o)) }
+            n = found.count
             tQuery = now() - t0
         case "lmdb":
             let db = RawLMDB(dir: path)

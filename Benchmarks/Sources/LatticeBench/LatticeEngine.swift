@@ -19,22 +19,19 @@ extension Person {
     }
 }
 
-/// The workload's queries. The query engine (`filter(_:)`) is being built on another branch; until it is
-/// merged these filter in Swift over every object, and the report marks their rows "query engine pending".
-/// Switching is one line per query: the commented `filter(...)` form.
+/// The workload's queries, through the query engine's public API.
 enum LatticeQueries {
-    static let queryEnginePending = true
+    /// True while the query engine was not merged (the steps then filtered in Swift; see git history).
+    static let queryEnginePending = false
 
     /// `age == 42`.
-    static func ageIs42(_ lattice: Lattice) -> LazyFilterSequence<Results<PersonObject>> {
-        // return lattice.objects(PersonObject.self).filter("age == 42")
-        lattice.objects(PersonObject.self).lazy.filter { $0.age == 42 }
+    static func ageIs42(_ lattice: Lattice) throws -> Results<PersonObject> {
+        try lattice.objects(PersonObject.self).filter("age == 42")
     }
 
     /// `age >= 20 AND age < 30`.
-    static func ageInTwenties(_ lattice: Lattice) -> LazyFilterSequence<Results<PersonObject>> {
-        // return lattice.objects(PersonObject.self).filter("age >= 20 AND age < 30")
-        lattice.objects(PersonObject.self).lazy.filter { $0.age >= 20 && $0.age < 30 }
+    static func ageInTwenties(_ lattice: Lattice) throws -> Results<PersonObject> {
+        try lattice.objects(PersonObject.self).filter("age >= 20 AND age < 30")
     }
 }
 
@@ -69,16 +66,19 @@ final class LatticeEngine {
         return o
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func insert(_ people: ArraySlice<Person>) throws {
         let db = self.db
         try db.write { for p in people { try db.add(Self.object(p)) } }
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func insertSmall(_ people: ArraySlice<Person>) throws {
         let db = self.db
         for p in people { try db.write { try db.add(Self.object(p)) } }
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func getByID(_ ids: [Int64]) -> Int {
         let db = self.db
         db.refresh()
@@ -90,6 +90,7 @@ final class LatticeEngine {
         return sum
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func scanAll() -> (Int, Double) {
         let db = self.db
         db.refresh()
@@ -100,23 +101,29 @@ final class LatticeEngine {
         return (all.count, all.reduce(0) { $0 + $1.score })
     }
 
-    func queryIndexed() -> (Int, Double) {
+    @inline(never)  // a separate symbol per step for profiles
+    func queryIndexed() throws -> (Int, Double) {
         let db = self.db
         db.refresh()
-        let found = LatticeQueries.ageIs42(db).map(Person.init)
+        var found: [Person] = []
+        for o in try LatticeQueries.ageIs42(db) { found.append(Person(o)) }
         return (found.count, found.reduce(0) { $0 + $1.score })
     }
 
-    func queryRange() -> (Int, Int, Double) {
+    @inline(never)  // a separate symbol per step for profiles
+    func queryRange() throws -> (Int, Int, Double) {
         let db = self.db
         db.refresh()
-        let matches = LatticeQueries.ageInTwenties(db)
+        let matches = try LatticeQueries.ageInTwenties(db)
         let count = matches.count
-        let found = matches.map(Person.init)
+        var found: [Person] = []
+        found.reserveCapacity(count)
+        for o in matches { found.append(Person(o)) }
         return (count, found.count, found.reduce(0) { $0 + $1.score })
     }
 
     /// Object API: read, modify, write.
+    @inline(never)  // a separate symbol per step for profiles
     func update(_ ids: [Int64]) throws {
         let db = self.db
         try db.write {
@@ -124,6 +131,7 @@ final class LatticeEngine {
         }
     }
 
+    @inline(never)  // a separate symbol per step for profiles
     func delete(_ ids: [Int64]) throws {
         let db = self.db
         try db.write {

@@ -84,6 +84,7 @@ final class RawLMDB {
     // MARK: Steps
 
     /// Step 1 (flags MDB_NOOVERWRITE) or 1b (MDB_APPEND on the main DB).
+    @inline(never)  // a separate symbol per step for profiles
     func insert(_ people: ArraySlice<Person>, append: Bool = false) {
         write { txn in for p in people { put(txn, p, append: append) } }
     }
@@ -109,6 +110,7 @@ final class RawLMDB {
     }
 
     /// Step 2: one durable transaction per object; `flags` = env flags for 2b/2c.
+    @inline(never)  // a separate symbol per step for profiles
     func insertSmall(_ people: ArraySlice<Person>, envFlags: Int32) {
         if envFlags != 0 { check(mdb_env_set_flags(env, UInt32(envFlags), 1)) }
         for p in people { write { txn in put(txn, p, append: false) } }
@@ -116,6 +118,7 @@ final class RawLMDB {
     }
 
     /// Step 3: returns sum(age + name[0]).
+    @inline(never)  // a separate symbol per step for profiles
     func getByID(_ ids: [Int64]) -> Int {
         read { txn in
             var sum = 0
@@ -135,6 +138,7 @@ final class RawLMDB {
     }
 
     /// Step 4: (n, sum(score)).
+    @inline(never)  // a separate symbol per step for profiles
     func scanAll() -> (Int, Double) {
         read { txn in
             var out: [Decoded] = []
@@ -182,6 +186,7 @@ final class RawLMDB {
     }
 
     /// Step 5 (one repetition): (n, sum(score)).
+    @inline(never)  // a separate symbol per step for profiles
     func queryIndexed() -> (Int, Double) {
         read { txn in
             let out = byAge(txn, 42..<43)
@@ -192,6 +197,7 @@ final class RawLMDB {
     }
 
     /// Step 6 (one repetition): (count, n, sum(score)).
+    @inline(never)  // a separate symbol per step for profiles
     func queryRange() -> (Int, Int, Double) {
         read { txn in
             var count = 0
@@ -218,6 +224,7 @@ final class RawLMDB {
     }
 
     /// Step 7: score += 1 (read, modify, write back).
+    @inline(never)  // a separate symbol per step for profiles
     func update(_ ids: [Int64]) {
         write { txn in
             var buf = [UInt8](repeating: 0, count: 256)
@@ -240,6 +247,7 @@ final class RawLMDB {
     }
 
     /// Step 8: deletes the objects and their index entries.
+    @inline(never)  // a separate symbol per step for profiles
     func delete(_ ids: [Int64]) {
         write { txn in
             for id in ids {

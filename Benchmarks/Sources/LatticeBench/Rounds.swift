@@ -93,9 +93,9 @@ struct RoundRunner {
         s.record(.get, tGet); c.getSum = sum
         let (tScan, scan) = timed { db.scanAll() }
         s.record(.scan, tScan); (c.scanN, c.scanSum) = scan
-        let (tIdx, idx) = timed { (0..<queryReps.0).map { _ in db.queryIndexed() }.first! }
+        let (tIdx, idx) = try timed { try (0..<queryReps.0).map { _ in try db.queryIndexed() }.first! }
         s.record(.queryIndexed, tIdx); (c.qidxN, c.qidxSum) = idx
-        let (tRange, range) = timed { (0..<queryReps.1).map { _ in db.queryRange() }.first! }
+        let (tRange, range) = try timed { try (0..<queryReps.1).map { _ in try db.queryRange() }.first! }
         s.record(.queryRange, tRange); (c.qrangeCount, c.qrangeN, c.qrangeSum) = range
         s.record(.update, try timed { try db.update(data.updateIDs) }.0)
         s.record(.delete, try timed { try db.delete(data.deleteIDs) }.0)

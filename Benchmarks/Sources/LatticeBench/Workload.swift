@@ -163,6 +163,9 @@ func peakRSSKB() -> Int { procStatus("VmHWM") }
 /// Current resident set size (VmRSS), in KiB.
 func currentRSSKB() -> Int { procStatus("VmRSS") }
 
+/// Resident anonymous memory (heap, stacks) and file-backed memory (mapped database pages), in KiB.
+func rssSplitKB() -> (anon: Int, file: Int) { (procStatus("RssAnon"), procStatus("RssFile")) }
+
 private func procStatus(_ field: String) -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
     for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {

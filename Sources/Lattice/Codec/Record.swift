@@ -37,34 +37,33 @@ enum Record {
 
 extension Record {
     /// Builds a record of `count` payloads that `payload(&out, i)` appends in column order, in one buffer:
-    /// payloads go after room for a header with 1-byte offsets, filled in at the end; records whose
-    /// payloads exceed 255 bytes are re-assembled with wider offsets. `stamp` 0 means none.
+    /// payloads go after room for a header with 1-byte offsets, each filled in as its payload ends;
+    /// records whose payloads exceed 255 bytes are re-assembled with wider offsets. `stamp` 0 means none.
     static func build(count: Int, stamp: UInt64 = 0, capacity: Int = 128,
                       _ payload: (inout [UInt8], Int) throws -> Void) rethrows -> [UInt8] {
-        // Header byte, then stamp and count varints, then one byte per end offset.
-        var countBytes: [UInt8] = [format << 4 | (stamp == 0 ? 0 : stampFlag)]
-        if stamp != 0 { Varint.append(stamp, to: &countBytes) }
-        Varint.append(UInt64(count), to: &countBytes)
-        let header = countBytes.count + count
         var out: [UInt8] = []
-        out.reserveCapacity(header + capacity)
-        out.append(contentsOf: repeatElement(0, count: header))
-        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { ends in
-            for i in 0..<count {
-                try payload(&out, i)
-                ends[i] = out.count - header
+        out.reserveCapacity(24 + count + capacity)
+        out.append(format << 4 | (stamp == 0 ? 0 : stampFlag))
+        if stamp != 0 { Varint.append(stamp, to: &out) }
+        Varint.append(UInt64(count), to: &out)
+        let table = out.count
+        out.append(contentsOf: repeatElement(0, count: count))
+        let header = out.count
+        var wide: [Int]?   // every end offset, once one exceeds a byte
+        for i in 0..<count {
+            try payload(&out, i)
+            let end = out.count - header
+            if wide == nil && end <= 0xFF {
+                out[table + i] = UInt8(truncatingIfNeeded: end)
+            } else {
+                if wide == nil { wide = (0..<i).map { Int(out[table + $0]) } }
+                wide!.append(end)
             }
-            if out.count - header > 0xFF {
-                var record: [UInt8] = []
-                assemble(payloads: Array(out[header...]), ends: Array(ends), stamp: stamp, into: &record)
-                return record
-            }
-            out.withUnsafeMutableBufferPointer { b in
-                for (i, byte) in countBytes.enumerated() { b[i] = byte }
-                for i in 0..<count { b[countBytes.count + i] = UInt8(truncatingIfNeeded: ends[i]) }
-            }
-            return out
         }
+        guard let wide else { return out }
+        var record: [UInt8] = []
+        assemble(payloads: Array(out[header...]), ends: wide, stamp: stamp, into: &record)
+        return record
     }
 }
 
