@@ -29,12 +29,14 @@ final class MapGrowthConcurrencyTests: XCTestCase {
         let reads = Atomic<Int>(0)
         let failures = Mutex<[String]>([])
         let group = DispatchGroup()
+        let readersStarted = DispatchSemaphore(value: 0)
         for reader in 0..<2 {
             group.enter()
             Thread {
                 defer { group.leave() }
                 do {
                     let lattice = try Lattice(configuration: config)
+                    var firstRead = true
                     while !stop.load(ordering: .relaxed) {
                         // Every snapshot must be whole: the 50 seed items with intact values and lists.
                         lattice.refresh()
@@ -48,12 +50,19 @@ final class MapGrowthConcurrencyTests: XCTestCase {
                         }
                         if items.count < 50 { failures.withLock { $0.append("count \(items.count)") } }
                         reads.add(1, ordering: .relaxed)
+                        if firstRead {
+                            firstRead = false
+                            readersStarted.signal()
+                        }
                     }
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
             }.start()
         }
+        // Grow only once both readers are reading, so growth always overlaps their reads.
+        XCTAssertEqual(readersStarted.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(readersStarted.wait(timeout: .now() + 60), .success)
         let writer = try Lattice(configuration: config)
         let before = writer.env.mapSize
         for round in 0..<8 {

@@ -427,6 +427,31 @@ final class RelationshipMoreTests: XCTestCase {
         XCTAssertTrue(owner.description.contains("dogs = List<Pet> [Pet {...}]"), owner.description)
     }
 
+    func testUnmanagedCyclesAreFreedAfterAdd() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        weak var weakOwner: Owner?
+        weak var weakPet: Pet?
+        weak var weakLattice: Lattice?
+        do {
+            let lattice = try Lattice(configuration: config)
+            weakLattice = lattice
+            let ann = Owner(); ann.name = "Ann"
+            let rex = Pet(); rex.name = "Rex"
+            rex.owner = ann          // two-way links made while both are unmanaged
+            ann.dogs.append(rex)
+            weakOwner = ann
+            weakPet = rex
+            try lattice.write { try lattice.add(ann) }
+            XCTAssertEqual(rex.owner, ann)
+            XCTAssertEqual(ann.dogs.first, rex)
+        }
+        XCTAssertNil(weakOwner, "added objects do not keep each other alive")
+        XCTAssertNil(weakPet)
+        XCTAssertNil(weakLattice, "so the handle closes")
+        XCTAssertTrue(try Lattice.deleteFiles(for: config), "and the file can be deleted")
+    }
+
     func testCreateWithNestedValuesBuildsLinksAndLists() throws {
         let config = makeConfig()
         defer { _ = try? Lattice.deleteFiles(for: config) }

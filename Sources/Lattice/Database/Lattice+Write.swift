@@ -202,6 +202,9 @@ extension Lattice {
         for p in info.columns where p.property.collection != nil {
             try p.accessor.didAdd(at: base + p.offset, owner: object, column: p.column)
         }
+        for p in info.columns where p.holdsReferences {
+            p.accessor.releaseUnmanagedValue(at: UnsafeMutableRawPointer(mutating: base) + p.offset)
+        }
         return key
     }
 

@@ -9,6 +9,8 @@ final class PropertyInfo {
     let offset: Int
     let accessor: any PersistedField.Type
     let valueType: any _Persistable.Type
+    /// Links and collections: their unmanaged values reference other objects.
+    let holdsReferences: Bool
     /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
     var foldedIndexDBI: MDB_dbi?
     /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
@@ -26,6 +28,7 @@ final class PropertyInfo {
         self.offset = field.offset
         self.accessor = field.accessor
         self.valueType = field.accessor.valueType
+        self.holdsReferences = valueType._latticeObjectType != nil || valueType._latticeCollection != nil
     }
 
     var name: String { property.name }

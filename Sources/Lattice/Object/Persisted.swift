@@ -118,8 +118,9 @@ protocol PersistedField: SendableMetatype {
     static func value(at field: UnsafeRawPointer) -> Any?
     /// Sets a dynamically typed value; false when its type is wrong.
     static func set(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
-    /// Stores a decoded payload as the unmanaged value.
-    static func setDecoded(at field: UnsafeMutableRawPointer, _ payload: UnsafeRawBufferPointer)
+    /// Drops the unmanaged value (a managed object never reads it), so objects and collections it held
+    /// can be freed: two unmanaged objects linking to each other would otherwise keep each other alive.
+    static func releaseUnmanagedValue(at field: UnsafeMutableRawPointer)
 }
 
 extension Persisted: PersistedField {
@@ -165,8 +166,8 @@ extension Persisted: PersistedField {
         return true
     }
 
-    static func setDecoded(at field: UnsafeMutableRawPointer, _ payload: UnsafeRawBufferPointer) {
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value = Value._latticeDecode(payload)
+    static func releaseUnmanagedValue(at field: UnsafeMutableRawPointer) {
+        field.assumingMemoryBound(to: Value.self).pointee = Value._latticeDefault
     }
 }
 
