@@ -153,27 +153,32 @@ final class Environment: @unchecked Sendable {
             let missing = specs.filter { state.dbis[$0.name] == nil }
             if !missing.isEmpty {
                 let write = create && !options.readOnly
-                var txn: OpaquePointer?
-                try check(mdb_txn_begin(handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn))
-                for spec in missing {
-                    var flags = UInt32(0)
-                    if write { flags |= UInt32(MDB_CREATE) }
-                    if spec.dupSort { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
-                    var dbi = MDB_dbi()
-                    let rc = mdb_dbi_open(txn, spec.name, flags, &dbi)
-                    if rc == MDB_NOTFOUND { continue }
-                    if rc != 0 {
-                        mdb_txn_abort(txn)
-                        if rc == MDB_INCOMPATIBLE {
-                            throw LatticeError.invalidFile(
-                                path: path, reason: "database '\(spec.name)' has an unexpected layout.")
+                // Opening reads the main database's pages: a read transaction must not race a re-map (a
+                // write one runs under the writer lock, so no other thread is growing the map).
+                func open() throws {
+                    var txn: OpaquePointer?
+                    try self.check(mdb_txn_begin(self.handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn))
+                    for spec in missing {
+                        var flags = UInt32(0)
+                        if write { flags |= UInt32(MDB_CREATE) }
+                        if spec.dupSort { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
+                        var dbi = MDB_dbi()
+                        let rc = mdb_dbi_open(txn, spec.name, flags, &dbi)
+                        if rc == MDB_NOTFOUND { continue }
+                        if rc != 0 {
+                            mdb_txn_abort(txn)
+                            if rc == MDB_INCOMPATIBLE {
+                                throw LatticeError.invalidFile(
+                                    path: self.path, reason: "database '\(spec.name)' has an unexpected layout.")
+                            }
+                            try self.check(rc)
                         }
-                        try check(rc)
+                        state.dbis[spec.name] = dbi
                     }
-                    state.dbis[spec.name] = dbi
+                    // Committing (even a read-only transaction) keeps the new handles; aborting would close them.
+                    try self.check(mdb_txn_commit(txn))
                 }
-                // Committing (even a read-only transaction) keeps the new handles; aborting would close them.
-                try check(mdb_txn_commit(txn))
+                try write ? open() : withMapShared(open)
             }
             return state.dbis.filter { name, _ in specs.contains { $0.name == name } }
         }
@@ -261,8 +266,10 @@ final class Environment: @unchecked Sendable {
     var usedBytes: Int {
         var info = MDB_envinfo()
         var stat = MDB_stat()
-        mdb_env_info(handle, &info)
-        mdb_env_stat(handle, &stat)
+        withMapShared {  // both read the meta pages inside the map
+            mdb_env_info(handle, &info)
+            mdb_env_stat(handle, &stat)
+        }
         return (info.me_last_pgno + 1) * Int(stat.ms_psize)
     }
 

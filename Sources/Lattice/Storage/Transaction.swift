@@ -69,7 +69,10 @@ final class Transaction {
     private func begin() throws -> OpaquePointer? {
         while true {
             var txn: OpaquePointer?
-            let rc = mdb_txn_begin(env.handle, nil, isWrite ? 0 : UInt32(MDB_RDONLY), &txn)
+            // Beginning reads the meta pages inside the map: a reader must not race a re-map by the
+            // writer (the writer itself never does, it is the only thread that grows the map).
+            let rc = isWrite ? mdb_txn_begin(env.handle, nil, 0, &txn)
+                : env.withMapShared { mdb_txn_begin(env.handle, nil, UInt32(MDB_RDONLY), &txn) }
             if rc == MDB_MAP_RESIZED { try env.adoptMapSize(); continue }
             try env.check(rc)
             return txn
@@ -80,7 +83,7 @@ final class Transaction {
     func renew() throws {
         precondition(!isWrite)
         if let txn {
-            let rc = mdb_txn_renew(txn)
+            let rc = env.withMapShared { mdb_txn_renew(txn) }  // reads the meta pages, as `begin` does
             if rc == 0 { return }
             mdb_txn_abort(txn)
             self.txn = nil
@@ -123,7 +126,7 @@ final class Transaction {
     /// Number of entries in `dbi` (O(1)).
     func count(_ dbi: MDB_dbi) throws -> Int {
         var stat = MDB_stat()
-        try env.check(mdb_stat(txn, dbi, &stat))
+        try env.check(reading { mdb_stat(txn, dbi, &stat) })  // may read the database's root page
         return stat.ms_entries
     }
 
