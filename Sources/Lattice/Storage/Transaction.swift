@@ -27,7 +27,7 @@ final class Transaction {
     let env: Environment
     let isWrite: Bool
     private(set) var txn: OpaquePointer?
-    private var log: [UInt8] = []
+    private var log = ReplayLog()
     private var baseID = 0
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
@@ -194,7 +194,7 @@ final class Transaction {
         precondition(isWrite)
         while true {
             let rc = mdb_txn_commit(txn)
-            if rc == 0 { txn = nil; log = []; releaseWriteClaim(); return }
+            if rc == 0 { txn = nil; log = ReplayLog(); releaseWriteClaim(); return }
             // A failed commit has freed the transaction.
             txn = nil
             if rc == MDB_MAP_FULL {
@@ -209,20 +209,18 @@ final class Transaction {
     func abort() {
         if let txn { mdb_txn_abort(txn) }
         txn = nil
-        log = []
+        log = ReplayLog()
         releaseWriteClaim()
     }
 
     // MARK: Growth
 
     /// Appends one operation: `[u8 op][u32 dbi][u32 flags][u32 key count][key][u32 value count][value]`,
-    /// little-endian, written in place (one capacity check per operation: this runs on every put).
+    /// little-endian, copied straight into the log (this runs on every put).
     private func record(_ op: LogOp, _ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32) {
-        let start = log.count
         let size = 1 + 4 * 4 + key.count + value.count
-        log.append(contentsOf: repeatElement(0, count: size))
-        log.withUnsafeMutableBytes { raw in
-            var at = start
+        log.append(size) { raw in
+            var at = 0
             func fixed(_ v: UInt32) {
                 raw.storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self)
                 at += 4
@@ -329,5 +327,36 @@ struct Cursor {
         var n: Int = 0
         try env.check(mdb_cursor_count(handle, &n))
         return n
+    }
+}
+
+/// The replay log's bytes: a buffer that grows by doubling and that entries are copied into directly
+/// (appending to a `[UInt8]` in place would zero-fill every entry first).
+final class ReplayLog {
+    private var base: UnsafeMutableRawPointer?
+    private var count = 0
+    private var capacity = 0
+
+    deinit { base?.deallocate() }
+
+    /// Reserves `size` bytes at the end and lets `write` fill them (it receives exactly those bytes).
+    func append(_ size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
+        if count + size > capacity {
+            let newCapacity = max(capacity * 2, count + size, 4096)
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+            if let base {
+                grown.copyMemory(from: base, byteCount: count)
+                base.deallocate()
+            }
+            base = grown
+            capacity = newCapacity
+        }
+        write(UnsafeMutableRawBufferPointer(start: base! + count, count: size))
+        count += size
+    }
+
+    /// The bytes logged so far.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 }
