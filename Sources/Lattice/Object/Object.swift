@@ -71,10 +71,8 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     final func _read<V: _Persistable>(column: Int) -> V {
-        let record = liveRecord(_lattice!)
-        return record.withBytes { bytes in
-            guard let view = RecordView(bytes), let payload = view.payload(column) else { return V._latticeDefault }
-            return V._latticeDecode(payload)
+        liveRecord(_lattice!).withPayload(column) { payload in
+            payload.map(V._latticeDecode) ?? V._latticeDefault
         }
     }
 
