@@ -66,8 +66,16 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     /// The record of a managed object; stops with a clear message if the object is gone
-    /// (a property getter cannot throw).
+    /// (a property getter cannot throw). The cached record's check is inlined into every read.
+    @inline(__always)
     final func liveRecord(_ lattice: Lattice) -> RecordBuffer {
+        if _epoch == lattice.epoch, _generation == lattice.generation, let record = _record { return record }
+        return refetchRecord(lattice)
+    }
+
+    /// `liveRecord` once the cached record is stale or missing.
+    @inline(never)
+    private final func refetchRecord(_ lattice: Lattice) -> RecordBuffer {
         do {
             if let record = try currentRecord(lattice) { return record }
         } catch {
@@ -78,7 +86,8 @@ open class Object: CustomStringConvertible, Hashable {
 
     final func _read<V: _Persistable>(column: Int) -> V {
         liveRecord(_handle!).withPayload(column) { payload in
-            payload.map(V._latticeDecode) ?? V._latticeDefault
+            guard let payload else { return V._latticeDefault }
+            return V._latticeDecode(payload)
         }
     }
 
