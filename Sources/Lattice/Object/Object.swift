@@ -15,10 +15,11 @@ open class Object: CustomStringConvertible, Hashable {
     @usableFromInline final var _lattice: Lattice?
     /// `_lattice` again, for the read path: property getters and `_read` load it on every access.
     /// Runtime exclusivity checks are off (it is set once, in `attach`, and only ever loaded whole, so no
-    /// access can overlap another) and it is not reference counted: `_lattice`, set with it and never
-    /// cleared, keeps the handle alive as long as this object. (Switching the checks off on `_lattice`
-    /// itself stops the compiler from folding the key paths of unmanaged setters, which read it.)
-    @usableFromInline @exclusivity(unchecked) final unowned(unsafe) var _handle: Lattice?
+    /// access can overlap another) and it is not reference counted, not even while a read uses it:
+    /// `_lattice`, set with it and never cleared, keeps the handle alive as long as this object.
+    /// (Switching the checks off on `_lattice` itself stops the compiler from folding the key paths of
+    /// unmanaged setters, which read it.)
+    @usableFromInline @exclusivity(unchecked) final var _handle: Unmanaged<Lattice>?
     final var _info: ClassInfo?
     final var _key: Int64 = 0
     /// Cached record copy, valid while `_generation` equals the handle's.
@@ -85,9 +86,11 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     final func _read<V: _Persistable>(column: Int) -> V {
-        liveRecord(_handle!).withPayload(column) { payload in
-            guard let payload else { return V._latticeDefault }
-            return V._latticeDecode(payload)
+        _handle!._withUnsafeGuaranteedRef { lattice in
+            liveRecord(lattice).withPayload(column) { payload in
+                guard let payload else { return V._latticeDefault }
+                return V._latticeDecode(payload)
+            }
         }
     }
 
@@ -104,7 +107,7 @@ open class Object: CustomStringConvertible, Hashable {
     /// Binds this (new or just-added) instance to a stored object.
     final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, record: RecordBuffer?, stamp: UInt64 = 0) {
         _lattice = lattice
-        _handle = lattice
+        _handle = Unmanaged.passUnretained(lattice)
         _info = info
         _key = key
         _stamp = record?.stamp ?? stamp
