@@ -36,6 +36,7 @@ final class RecordBuffer: ManagedBuffer<RecordBuffer.Header, UInt8> {
         }
     }
 
-    /// The record's creation stamp (0: none).
-    var stamp: UInt64 { header.layout.stamp }
+    /// The record's creation stamp (0: none). Through the header pointer: the `header` property would
+    /// take a dynamic exclusivity check on every materialized object.
+    var stamp: UInt64 { withUnsafeMutablePointerToHeader { $0.pointee.layout.stamp } }
 }
