@@ -67,15 +67,26 @@ extension Record {
     }
 }
 
-/// A parsed view of a record's header: locates payloads without copying.
-struct RecordView {
-    let bytes: UnsafeRawBufferPointer
+/// Where a record's payloads are: its header parsed once, usable with any copy of the same bytes.
+struct RecordLayout {
+    /// The number of payloads.
     let count: Int
     /// The creation stamp, 0 when the record has none.
     let stamp: UInt64
     private let width: Int
     private let table: Int
     private let payloadStart: Int
+
+    /// No payloads: every property reads as its default.
+    static let unreadable = RecordLayout(count: 0, stamp: 0, width: 1, table: 0, payloadStart: 0)
+
+    private init(count: Int, stamp: UInt64, width: Int, table: Int, payloadStart: Int) {
+        self.count = count
+        self.stamp = stamp
+        self.width = width
+        self.table = table
+        self.payloadStart = payloadStart
+    }
 
     /// Parses the header; nil when the bytes are not a record this version can read.
     @inline(__always)
@@ -88,7 +99,6 @@ struct RecordView {
         let n = Int(truncatingIfNeeded: Varint.read(bytes, &at))
         let width = 1 << code
         guard n >= 0, n <= (bytes.count - at) / width else { return nil }
-        self.bytes = bytes
         self.count = n
         self.width = width
         self.table = at
@@ -96,7 +106,7 @@ struct RecordView {
     }
 
     @inline(__always)
-    private func end(_ i: Int) -> Int {
+    private func end(_ i: Int, in bytes: UnsafeRawBufferPointer) -> Int {
         let p = table + i * width
         switch width {
         case 1: return Int(bytes[p])
@@ -105,15 +115,38 @@ struct RecordView {
         }
     }
 
-    /// The payload of property `i`; nil when the record predates that property.
+    /// The payload of property `i` in `bytes` (the record this layout was parsed from, or a copy);
+    /// nil when the record predates that property.
     @inline(__always)
-    func payload(_ i: Int) -> UnsafeRawBufferPointer? {
+    func payload(_ i: Int, in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard i < count else { return nil }
-        let start = i == 0 ? 0 : end(i - 1)
-        let stop = end(i)
+        let start = i == 0 ? 0 : end(i - 1, in: bytes)
+        let stop = end(i, in: bytes)
         guard start <= stop, payloadStart + stop <= bytes.count else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(rebasing: bytes[(payloadStart + start)..<(payloadStart + stop)])
     }
+}
+
+/// A parsed view of a record's header: locates payloads without copying.
+struct RecordView {
+    let bytes: UnsafeRawBufferPointer
+    let layout: RecordLayout
+    /// The number of payloads.
+    var count: Int { layout.count }
+    /// The creation stamp, 0 when the record has none.
+    var stamp: UInt64 { layout.stamp }
+
+    /// Parses the header; nil when the bytes are not a record this version can read.
+    @inline(__always)
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard let layout = RecordLayout(bytes) else { return nil }
+        self.bytes = bytes
+        self.layout = layout
+    }
+
+    /// The payload of property `i`; nil when the record predates that property.
+    @inline(__always)
+    func payload(_ i: Int) -> UnsafeRawBufferPointer? { layout.payload(i, in: bytes) }
 
     /// Copies every payload (for re-encoding after one property changed).
     func payloads() -> (bytes: [UInt8], ends: [Int]) {

@@ -361,7 +361,9 @@ public final class Lattice {
         // An integer key of a class keyed by its primary key is the object key: one lookup, no `Any` casts.
         if info.keyedByPrimaryKey, let objectKey = Lattice.integerKey(key) {
             return reading("'\(info.name)' with primary key \(key)") { _ -> T? in
-                try fetchRecord(info, key: objectKey).map { materialize(type, info, key: objectKey, record: $0) }
+                // Not `Optional.map`: this function runs unspecialized, and so would the map.
+                guard let record = try fetchRecord(info, key: objectKey) else { return nil }
+                return materialize(type, info, key: objectKey, record: record)
             }
         }
         var payload: [UInt8] = []

@@ -13,6 +13,13 @@
 open class Object: CustomStringConvertible, Hashable {
     // Managed state; `_lattice` is nil while unmanaged.
     @usableFromInline final var _lattice: Lattice?
+    /// `_lattice` again, for the read path: property getters and `_read` load it on every access.
+    /// Runtime exclusivity checks are off (it is set once, in `attach`, and only ever loaded whole, so no
+    /// access can overlap another) and it is not reference counted, not even while a read uses it:
+    /// `_lattice`, set with it and never cleared, keeps the handle alive as long as this object.
+    /// (Switching the checks off on `_lattice` itself stops the compiler from folding the key paths of
+    /// unmanaged setters, which read it.)
+    @usableFromInline @exclusivity(unchecked) final var _handle: Unmanaged<Lattice>?
     final var _info: ClassInfo?
     final var _key: Int64 = 0
     /// Cached record copy, valid while `_generation` equals the handle's.
@@ -60,8 +67,16 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     /// The record of a managed object; stops with a clear message if the object is gone
-    /// (a property getter cannot throw).
+    /// (a property getter cannot throw). The cached record's check is inlined into every read.
+    @inline(__always)
     final func liveRecord(_ lattice: Lattice) -> RecordBuffer {
+        if _epoch == lattice.epoch, _generation == lattice.generation, let record = _record { return record }
+        return refetchRecord(lattice)
+    }
+
+    /// `liveRecord` once the cached record is stale or missing.
+    @inline(never)
+    private final func refetchRecord(_ lattice: Lattice) -> RecordBuffer {
         do {
             if let record = try currentRecord(lattice) { return record }
         } catch {
@@ -71,10 +86,11 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     final func _read<V: _Persistable>(column: Int) -> V {
-        let record = liveRecord(_lattice!)
-        return record.withBytes { bytes in
-            guard let view = RecordView(bytes), let payload = view.payload(column) else { return V._latticeDefault }
-            return V._latticeDecode(payload)
+        _handle!._withUnsafeGuaranteedRef { lattice in
+            liveRecord(lattice).withPayload(column) { payload in
+                guard let payload else { return V._latticeDefault }
+                return V._latticeDecode(payload)
+            }
         }
     }
 
@@ -91,6 +107,7 @@ open class Object: CustomStringConvertible, Hashable {
     /// Binds this (new or just-added) instance to a stored object.
     final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, record: RecordBuffer?, stamp: UInt64 = 0) {
         _lattice = lattice
+        _handle = Unmanaged.passUnretained(lattice)
         _info = info
         _key = key
         _stamp = record?.stamp ?? stamp

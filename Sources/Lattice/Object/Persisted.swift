@@ -92,7 +92,7 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            if object._lattice != nil {
+            if object._handle != nil {
                 return Value._latticeGet(object, column: Int(object[keyPath: storageKeyPath].column))
             }
             return object[keyPath: storageKeyPath].value

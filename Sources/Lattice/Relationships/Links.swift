@@ -47,8 +47,8 @@ extension Object: _PersistableBase {
     /// Follows the link.
     public class func _latticeGetOptional(_ owner: Object, column: Int) -> Self? {
         let lattice = owner._lattice!
-        return owner.liveRecord(lattice).withBytes { bytes in
-            RecordView(bytes)?.payload(column).flatMap { lattice.resolveLink(Self.self, $0) }
+        return owner.liveRecord(lattice).withPayload(column) { payload in
+            payload.flatMap { lattice.resolveLink(Self.self, $0) }
         }
     }
     /// Points the link at `value` (adding it when unmanaged), keeping backlinks in step.
