@@ -191,6 +191,13 @@ enum KeyCodec {
         return try withUnsafeBytes(of: u, body)
     }
 
+    /// 64-bit FNV-1a of `bytes`: shortens long set keys and names in-memory stores.
+    static func fnv1a64<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
     /// 32-bit FNV-1a: the id of a link property (`Class.property`) in backlink entries.
     static func fnv1a32(_ text: String) -> UInt32 {
         var hash: UInt32 = 0x811c_9dc5

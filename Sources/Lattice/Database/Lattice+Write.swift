@@ -226,7 +226,7 @@ extension Lattice {
         if update != .error && info.primaryKey == nil {
             throw LatticeError.noPrimaryKey(className: info.name, operation: "create(_:value:update: .\(update))")
         }
-        let values = try namedValues(value, info.declared.map(\.property), className: info.name)
+        let values = try Lattice.namedValues(value, info.declared.map(\.property), className: info.name)
         if update != .error, let pk = info.primaryKey, let pkValue = values[pk.name] {
             var pkPayload: [UInt8] = []
             guard pk.valueType.encodeAny(pkValue, into: &pkPayload) else {
@@ -239,7 +239,7 @@ extension Lattice {
                     var payload: [UInt8] = []
                     if isNilValue(v) && !p.property.isOptional { throw LatticeError.missingValue(className: info.name, property: name) }
                     guard p.valueType.encodeAny(v, into: &payload) else { throw Lattice.wrongType(info.name, p.property, p.valueType, v) }
-                    try checkSize(info, p, payload)
+                    try checkSize(info, p, size: payload.count)
                     payloads[p.column] = payload
                 }
                 let record = found.record.withBytes { replacing(RecordView($0), in: info, with: payloads) }
@@ -347,7 +347,7 @@ extension Lattice {
     /// Replaces one column's payload of a managed object, keeping indexes and backlinks in step.
     func updateColumn(of object: Object, _ property: PropertyInfo, payload: [UInt8]) throws {
         guard let txn = writer, let info = object._info else { return }
-        try checkSize(info, property, payload)
+        try checkSize(info, property, size: payload.count)
         let old = object.liveRecord(self)
         if property.property.isPrimaryKey {
             let current = old.withBytes { RecordView($0)?.payload(property.column).map(Array.init) }
@@ -428,19 +428,17 @@ extension Lattice {
             let p = columns[i]
             let start = out.count
             try p.accessor.encode(at: base + p.offset, into: &out, adding: self)
-            // Only String/Data payloads can pass the limit; test the size before the property's type.
-            let size = out.count - start
-            if size > PropertyInfo.maxValueBytes && size > ClassInfo.maxPayloadBytes(p) {
-                throw LatticeError.valueTooLarge(className: info.name, property: p.name,
-                                                 size: size - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
-            }
+            try checkSize(info, p, size: out.count - start)
         }
     }
 
-    func checkSize(_ info: ClassInfo, _ p: PropertyInfo, _ payload: [UInt8]) throws {
-        if payload.count > ClassInfo.maxPayloadBytes(p) {
+    /// Throws `valueTooLarge` for a String or Data payload over 16 MiB (plus an optional's marker byte).
+    @inline(__always)
+    func checkSize(_ info: ClassInfo, _ p: PropertyInfo, size: Int) throws {
+        // Only String/Data payloads can pass the limit: compare sizes before looking at the type.
+        if size > PropertyInfo.maxValueBytes && size > ClassInfo.maxPayloadBytes(p) {
             throw LatticeError.valueTooLarge(className: info.name, property: p.name,
-                                             size: payload.count - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
+                                             size: size - (p.property.isOptional ? 1 : 0), limit: PropertyInfo.maxValueBytes)
         }
     }
 
@@ -482,10 +480,6 @@ extension Lattice {
         }
         throw LatticeError.wrongType(className: className, property: "(value)", expected: "[String: Any] or [Any]",
                                      found: "\(type(of: value))")
-    }
-
-    func namedValues(_ value: Any, _ properties: [Property], className: String) throws -> [String: Any] {
-        try Lattice.namedValues(value, properties, className: className)
     }
 
     /// Sets the values of an unmanaged object, checking every name and type first.
@@ -531,6 +525,11 @@ extension Object {
     /// declaration order (FEATURES M6). Throws on unknown names, wrong types and nil for required values.
     public convenience init(value: Any) throws {
         self.init()
+        try fill(from: value)
+    }
+
+    /// Sets this unmanaged object's properties from a dictionary or a declaration-order array.
+    final func fill(from value: Any) throws {
         let metadata = try ModelMetadata.of(type(of: self))
         let values = try Lattice.namedValues(value, metadata.schema.properties, className: metadata.schema.className)
         try Lattice.apply(values, to: self, className: metadata.schema.className)

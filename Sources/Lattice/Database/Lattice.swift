@@ -141,8 +141,7 @@ public final class Lattice {
     /// The absolute path LMDB opens for `configuration`.
     static func storagePath(_ configuration: Configuration) throws -> String {
         if let id = configuration.inMemoryIdentifier {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            let hash = KeyCodec.fnv1a64(id.utf8)
             let dir = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
             return (dir as NSString).appendingPathComponent("lattice-mem-\(getpid())-\(String(hash, radix: 16))")
         }

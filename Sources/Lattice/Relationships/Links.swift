@@ -25,10 +25,7 @@ extension Object: _PersistableBase {
         if let object = value as? Self { return object }
         guard value is [String: Any] || value is [Any] else { return nil }
         let object = self.init()
-        guard let metadata = try? ModelMetadata.of(self),
-              let values = try? Lattice.namedValues(value, metadata.schema.properties, className: metadata.schema.className),
-              (try? Lattice.apply(values, to: object, className: metadata.schema.className)) != nil else { return nil }
-        return object
+        return (try? object.fill(from: value)) == nil ? nil : object
     }
     /// The target's key; an unmanaged target is added first (with the same update policy).
     public func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws {

@@ -32,7 +32,7 @@ struct ManagedCollection {
     func encode<E: _Persistable>(_ element: E) throws -> [UInt8] {
         var payload: [UInt8] = []
         try element._latticeEncode(into: &payload, adding: lattice)
-        try lattice.checkSize(info, property, payload)
+        try lattice.checkSize(info, property, size: payload.count)
         return payload
     }
 }

@@ -28,8 +28,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollecti
             }
         }
         if key.count > FileLayout.maxIndexKey - 16 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in key { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            let hash = KeyCodec.fnv1a64(key)
             key.removeLast(key.count - (FileLayout.maxIndexKey - 24))
             withUnsafeBytes(of: hash.bigEndian) { key.append(contentsOf: $0) }
         }
