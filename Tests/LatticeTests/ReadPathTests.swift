@@ -189,4 +189,43 @@ extension ReadPathTests {
         XCTAssertEqual(lattice.objects(Item.self).count, 1)
         XCTAssertEqual(lattice.object(ofType: Item.self, forPrimaryKey: 1)?.name, "item 1")
     }
+
+    /// A scan over a file larger than the release threshold must not leave the whole file mapped into the
+    /// process: the pages it walked leave the resident set as it goes, and every value still reads right.
+    func testLongScansLeaveTheFilesPagesOutOfTheResidentSet() throws {
+        config.residentScanBytes = 1 << 20   // 16 MiB by default; a smaller file shows the same
+        let payload = { (id: Int64) in String(repeating: Character(UnicodeScalar(UInt8(97 + id % 26))), count: 1500) }
+        do {
+            let lattice = try Lattice(configuration: config)
+            try lattice.write {
+                for id in Int64(1)...6_000 {
+                    let item = Item()
+                    item.id = id
+                    item.name = payload(id)
+                    try lattice.add(item)
+                }
+            }
+        }
+        let fileBytes = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: config.fileURL!.path)[.size] as? Int)
+        XCTAssertGreaterThan(fileBytes, 8 << 20)
+        let lattice = try Lattice(configuration: config)
+        let before = try residentFileKB()
+        for _ in 0..<2 {   // the second pass re-reads pages the first one released
+            var n = 0
+            for item in lattice.objects(Item.self) {
+                n += 1
+                XCTAssertEqual(item.name, payload(item.id), "item \(item.id)")
+            }
+            XCTAssertEqual(n, 6_000)
+        }
+        let grownMB = Double(try residentFileKB() - before) / 1024
+        XCTAssertLessThan(grownMB, 4, "file pages resident after scanning \(fileBytes >> 20) MB")
+    }
+
+    /// The process's resident file-backed pages (RssFile), in KiB.
+    private func residentFileKB() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("RssFile:") })
+        return try XCTUnwrap(Int(line.split(separator: " ")[1]))
+    }
 }

@@ -69,61 +69,77 @@ extension Record {
 
 /// Where a record's payloads are: its header parsed once, usable with any copy of the same bytes.
 struct RecordLayout {
-    /// The number of payloads.
-    let count: Int
+    // Compact (24 bytes): objects keep one per cached record, beside a pointer to the bytes.
     /// The creation stamp, 0 when the record has none.
     let stamp: UInt64
-    private let width: Int
-    private let table: Int
-    private let payloadStart: Int
+    private let payloadCount: Int32
+    /// The record's byte count.
+    private let size: Int32
+    private let payloadStart: Int32
+    private let table: UInt8
+    private let width: UInt8
+
+    /// The number of payloads.
+    var count: Int { Int(payloadCount) }
 
     /// No payloads: every property reads as its default.
-    static let unreadable = RecordLayout(count: 0, stamp: 0, width: 1, table: 0, payloadStart: 0)
+    static let unreadable = RecordLayout(stamp: 0, payloadCount: 0, size: 0, payloadStart: 0, table: 0, width: 1)
 
-    private init(count: Int, stamp: UInt64, width: Int, table: Int, payloadStart: Int) {
-        self.count = count
+    private init(stamp: UInt64, payloadCount: Int32, size: Int32, payloadStart: Int32, table: UInt8, width: UInt8) {
         self.stamp = stamp
-        self.width = width
-        self.table = table
+        self.payloadCount = payloadCount
+        self.size = size
         self.payloadStart = payloadStart
+        self.table = table
+        self.width = width
     }
 
     /// Parses the header; nil when the bytes are not a record this version can read.
     @inline(__always)
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard let header = bytes.first, header >> 4 == Record.format else { return nil }
+        guard let header = bytes.first, header >> 4 == Record.format, bytes.count <= Int32.max else { return nil }
         let code = Int(header & 0b11)
         guard code <= 2, header & 0b1000 == 0 else { return nil }
         var at = 1
         stamp = header & Record.stampFlag != 0 ? Varint.read(bytes, &at) : 0
         let n = Int(truncatingIfNeeded: Varint.read(bytes, &at))
         let width = 1 << code
-        guard n >= 0, n <= (bytes.count - at) / width else { return nil }
-        self.count = n
-        self.width = width
-        self.table = at
-        self.payloadStart = at + n * width
+        // A header is at most 1 + 10 + 10 bytes, so `table` fits a byte.
+        guard n >= 0, n <= (bytes.count - at) / width, at <= Int(UInt8.max) else { return nil }
+        self.payloadCount = Int32(n)
+        self.size = Int32(bytes.count)
+        self.width = UInt8(width)
+        self.table = UInt8(at)
+        self.payloadStart = Int32(at + n * width)
     }
 
     @inline(__always)
-    private func end(_ i: Int, in bytes: UnsafeRawBufferPointer) -> Int {
-        let p = table + i * width
+    private func end(_ i: Int, in base: UnsafeRawPointer) -> Int {
+        let p = Int(table) + i * Int(width)
         switch width {
-        case 1: return Int(bytes[p])
-        case 2: return Int(bytes[p]) | Int(bytes[p + 1]) << 8
-        default: return Int(bytes.loadUnaligned(fromByteOffset: p, as: UInt32.self).littleEndian)
+        case 1: return Int(base.load(fromByteOffset: p, as: UInt8.self))
+        case 2: return Int(base.loadUnaligned(fromByteOffset: p, as: UInt16.self).littleEndian)
+        default: return Int(base.loadUnaligned(fromByteOffset: p, as: UInt32.self).littleEndian)
         }
     }
 
-    /// The payload of property `i` in `bytes` (the record this layout was parsed from, or a copy);
-    /// nil when the record predates that property.
+    /// The payload of property `i` in the record at `base` (the bytes this layout was parsed from, or a
+    /// copy); nil when the record predates that property.
+    @inline(__always)
+    func payload(_ i: Int, at base: UnsafeRawPointer) -> UnsafeRawBufferPointer? {
+        guard i < count else { return nil }
+        let start = i == 0 ? 0 : end(i - 1, in: base)
+        let stop = end(i, in: base)
+        let first = Int(payloadStart) + start
+        guard start <= stop, Int(payloadStart) + stop <= Int(size) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: base + first, count: stop - start)
+    }
+
+    /// The payload of property `i` in `bytes`; nil when the record predates that property.
     @inline(__always)
     func payload(_ i: Int, in bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard i < count else { return nil }
-        let start = i == 0 ? 0 : end(i - 1, in: bytes)
-        let stop = end(i, in: bytes)
-        guard start <= stop, payloadStart + stop <= bytes.count else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(rebasing: bytes[(payloadStart + start)..<(payloadStart + stop)])
+        guard let base = bytes.baseAddress else { return nil }
+        return payload(i, at: base)
     }
 }
 

@@ -55,6 +55,9 @@ extension Lattice {
         /// The most concurrent read snapshots across all processes (LMDB reader slots; each open handle
         /// holds one from its first read until it is closed). Fixed by the first process to open the file.
         public var maxReaders: UInt32
+        /// Bytes a long read walks before the file pages it walked leave the process's resident set
+        /// (internal: tests lower it).
+        var residentScanBytes = 16 << 20
 
         /// Creates a configuration. `inMemoryIdentifier`, when given, wins over `fileURL`.
         public init(

@@ -26,6 +26,8 @@ public final class Lattice {
 
     let env: Environment
     private let classesByType: [ObjectIdentifier: ClassInfo]
+    /// The class looked up last: loops over one class skip hashing.
+    private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
     let metaDBI: MDB_dbi
     private let reader: Transaction
@@ -74,7 +76,8 @@ public final class Lattice {
             initialMapSize: max(configuration.initialMapSize, 64 << 10),
             maxReaders: configuration.maxReaders,
             // The first handle of the process fixes the limit: leave room for handles with more classes.
-            maxDatabases: UInt32(max(databases.count * 2, 128)))
+            maxDatabases: UInt32(max(databases.count * 2, 128)),
+            residentScanBytes: configuration.residentScanBytes)
         let env = try Environment.acquire(path: path, options: options)
         do {
             let (stored, dbis) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
@@ -326,7 +329,12 @@ public final class Lattice {
 
     // MARK: Reading objects
 
-    func classInfo(_ type: Object.Type) -> ClassInfo? { classesByType[ObjectIdentifier(type)] }
+    func classInfo(_ type: Object.Type) -> ClassInfo? {
+        if let last = lastClassInfo, last.type == type { return last }
+        let info = classesByType[ObjectIdentifier(type)]
+        if info != nil { lastClassInfo = info }
+        return info
+    }
 
     func requireClass(_ type: Object.Type) throws -> ClassInfo {
         guard let info = classInfo(type) else { throw LatticeError.classNotInSchema(className: "\(type)") }
@@ -346,6 +354,20 @@ public final class Lattice {
         return object
     }
 
+    /// A managed instance (of class `info.type`) of the stored object `key`, for non-generic callers.
+    func materialize(_ info: ClassInfo, key: Int64, record: RecordBuffer?) -> Object {
+        let object = info.type.init()
+        object.attach(to: self, info: info, key: key, record: record)
+        return object
+    }
+
+    /// A managed instance of the stored object `key`, whose record copy is `slice` in `storage`.
+    func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, storage: RecordStorage, slice: RecordSlice) -> T {
+        let object = T()
+        object.attach(to: self, info: info, key: key, storage: storage, slice: slice)
+        return object
+    }
+
     /// All objects of a class: a lazy, live ``Results``. Its `count` decodes nothing.
     /// A class that is not in the configuration's `objectTypes`, or an embedded class (only reachable
     /// through its parents), gives empty results.
@@ -357,20 +379,25 @@ public final class Lattice {
     /// has no primary key, is not in the schema, or `key` is not of the primary key's type).
     public func object<T: Object, Key>(ofType type: T.Type, forPrimaryKey key: Key) -> T? {
         guard let info = classInfo(type), let pk = info.primaryKey else { return nil }
-        // An integer key of a class keyed by its primary key is the object key: one lookup, no `Any` casts.
+        // The lookup returns `Object?` (an instance of `info.type`, which is `T`): this function runs
+        // unspecialized, where passing `T?` through the generic `reading` would look its metadata up each call.
+        let found: Object?
         if info.keyedByPrimaryKey, let objectKey = Lattice.integerKey(key) {
-            return reading("'\(info.name)' with primary key \(key)") { _ -> T? in
-                // Not `Optional.map`: this function runs unspecialized, and so would the map.
+            // An integer key of a class keyed by its primary key is the object key: one lookup, no `Any` casts.
+            found = reading("'\(info.name)' with primary key \(key)") { _ -> Object? in
                 guard let record = try fetchRecord(info, key: objectKey) else { return nil }
-                return materialize(type, info, key: objectKey, record: record)
+                return materialize(info, key: objectKey, record: record)
+            }
+        } else {
+            var payload: [UInt8] = []
+            guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }
+            found = reading("'\(info.name)' with primary key \(key)") { _ -> Object? in
+                guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
+                return materialize(info, key: found.key, record: found.record)
             }
         }
-        var payload: [UInt8] = []
-        guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }
-        return reading("'\(info.name)' with primary key \(key)") { _ -> T? in
-            guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
-            return materialize(type, info, key: found.key, record: found.record)
-        }
+        guard let found else { return nil }
+        return unsafeDowncast(found, to: T.self)
     }
 
     /// `key` as an Int64 when it is a standard signed integer; checks the type, not the value (cheap in

@@ -49,6 +49,9 @@ final class ClassInfo {
     let columns: [PropertyInfo]
     /// Properties in declaration order (for array values of `create` and `description`).
     let declared: [PropertyInfo]
+    /// Where each property's column number goes inside an instance (byte offset of `Persisted.column`),
+    /// and the number: `attach` stores them without a call per property.
+    let columnSlots: [(offset: Int, column: Int32)]
     let primaryKey: PropertyInfo?
     /// A non-optional integer primary key is the object key itself: no separate index, one lookup.
     let keyedByPrimaryKey: Bool
@@ -73,6 +76,7 @@ final class ClassInfo {
         let columns = declared.sorted { $0.column < $1.column }
         self.declared = declared
         self.columns = columns
+        columnSlots = columns.map { ($0.offset + $0.accessor.columnOffset, Int32($0.column)) }
         schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property), isEmbedded: metadata.schema.isEmbedded)
         primaryKey = columns.first { $0.property.isPrimaryKey }
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false

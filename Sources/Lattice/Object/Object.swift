@@ -20,16 +20,35 @@ open class Object: CustomStringConvertible, Hashable {
     /// (Switching the checks off on `_lattice` itself stops the compiler from folding the key paths of
     /// unmanaged setters, which read it.)
     @usableFromInline @exclusivity(unchecked) final var _handle: Unmanaged<Lattice>?
-    final var _info: ClassInfo?
-    final var _key: Int64 = 0
-    /// Cached record copy, valid while `_generation` equals the handle's.
-    final var _record: RecordBuffer?
-    final var _generation: UInt64 = 0
+    // The managed state below is set in `attach` and when the record is (re)cached, and read by property
+    // accessors; each access is a single load or store of the whole field, never held across a call, so
+    // no two accesses can overlap and runtime exclusivity checks (a measurable share of a property read)
+    // are off.
+    @exclusivity(unchecked) final var _info: ClassInfo?
+    @exclusivity(unchecked) final var _key: Int64 = 0
+    /// The cached record copy (see `_record`), valid while `_generation` equals the handle's: the
+    /// storage owning it, and where it is. Kept apart so that a property read loads the slice without
+    /// retaining the storage.
+    @exclusivity(unchecked) final var _storage: RecordStorage?
+    @exclusivity(unchecked) final var _slice: RecordSlice?
+    @exclusivity(unchecked) final var _generation: UInt64 = 0
     /// The handle's invalidation epoch when this object was attached.
-    final var _epoch: UInt64 = 0
+    @exclusivity(unchecked) final var _epoch: UInt64 = 0
     /// The creation stamp of the stored object this instance stands for (0: not known yet or none):
     /// a record with another stamp under the same key is a different, re-created object.
-    final var _stamp: UInt64 = 0
+    @exclusivity(unchecked) final var _stamp: UInt64 = 0
+
+    /// The cached record copy; nil when none is cached.
+    final var _record: RecordBuffer? {
+        get {
+            guard let storage = _storage, let slice = _slice else { return nil }
+            return RecordBuffer(storage: storage, slice: slice)
+        }
+        set {
+            _storage = newValue?.storage
+            _slice = newValue?.slice
+        }
+    }
 
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {}
@@ -87,7 +106,12 @@ open class Object: CustomStringConvertible, Hashable {
 
     final func _read<V: _Persistable>(column: Int) -> V {
         _handle!._withUnsafeGuaranteedRef { lattice in
-            liveRecord(lattice).withPayload(column) { payload in
+            // The cached record, as in `liveRecord`, without copying (and retaining) a `RecordBuffer`.
+            if _epoch == lattice.epoch, _generation == lattice.generation, let slice = _slice {
+                guard let payload = slice.payload(column) else { return V._latticeDefault }
+                return V._latticeDecode(payload)
+            }
+            return liveRecord(lattice).withPayload(column) { payload in
                 guard let payload else { return V._latticeDefault }
                 return V._latticeDecode(payload)
             }
@@ -106,16 +130,26 @@ open class Object: CustomStringConvertible, Hashable {
 
     /// Binds this (new or just-added) instance to a stored object.
     final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, record: RecordBuffer?, stamp: UInt64 = 0) {
+        attach(to: lattice, info: info, key: key, storage: record?.storage, slice: record?.slice, stamp: stamp)
+    }
+
+    /// Binds this instance to a stored object whose record copy (if any) is `slice` in `storage`.
+    final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, storage: RecordStorage?, slice: RecordSlice?,
+                      stamp: UInt64 = 0) {
         _lattice = lattice
         _handle = Unmanaged.passUnretained(lattice)
         _info = info
         _key = key
-        _stamp = record?.stamp ?? stamp
+        _stamp = slice?.layout.stamp ?? stamp
         _epoch = lattice.epoch
-        _record = record
-        _generation = record == nil ? 0 : lattice.generation
+        _storage = storage
+        _slice = slice
+        _generation = slice == nil ? 0 : lattice.generation
+        // Each property's `Persisted.column` (see `ClassInfo.columnSlots`).
         let base = Unmanaged.passUnretained(self).toOpaque()
-        for p in info.columns { p.accessor.bind(at: base + p.offset, column: Int32(p.column)) }
+        info.columnSlots.withUnsafeBufferPointer { slots in
+            for slot in slots { (base + slot.offset).storeBytes(of: slot.column, as: Int32.self) }
+        }
     }
 
     /// The value of a declared property, managed or not (nil for an empty optional). Links give the

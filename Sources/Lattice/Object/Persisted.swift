@@ -15,13 +15,11 @@ public struct Persisted<Value: _Persistable> {
     // Accessors are @inlinable so that client modules specialize them for their models: the key paths
     // passed to the enclosing-instance subscript then fold to direct field accesses instead of a runtime
     // key-path projection plus generic metadata lookups on every property read.
+    // Two fields only: every materialized object initializes (and frees) one of these per property.
     @usableFromInline var value: Value
-    /// The record column once the object is managed; -1 before.
-    @usableFromInline var column: Int32 = -1
-    @usableFromInline let isPrimaryKey: Bool
-    @usableFromInline let isIndexed: Bool
-    /// For ``LinkingObjects``: the property of the origin class whose links are followed back.
-    @usableFromInline var originProperty: String?
+    /// The record column once the object is managed. Before that, the declaration's flags:
+    /// -1 plain, -2 indexed, -3 primary key (see `declaredFlags`).
+    @usableFromInline var column: Int32
 
     /// A property with an initial value.
     @inlinable
@@ -62,8 +60,7 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline
     init(value: Value, primaryKey: Bool, indexed: Bool) {
         self.value = value
-        self.isPrimaryKey = primaryKey
-        self.isIndexed = indexed || primaryKey
+        self.column = primaryKey ? -3 : indexed ? -2 : -1
     }
 
     /// Objects linking to this one through `originProperty` of the ``LinkingObjects`` element class.
@@ -72,8 +69,7 @@ public struct Persisted<Value: _Persistable> {
     /// @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
     /// ```
     public init<T: Object>(originProperty: String) where Value == LinkingObjects<T> {
-        self.init(value: LinkingObjects<T>(), primaryKey: false, indexed: false)
-        self.originProperty = originProperty
+        self.init(value: LinkingObjects<T>(originProperty: originProperty), primaryKey: false, indexed: false)
     }
 
     /// Unavailable: `@Persisted` works only inside ``Object`` subclasses.
@@ -111,7 +107,8 @@ public struct Persisted<Value: _Persistable> {
 protocol PersistedField: SendableMetatype {
     static var valueType: any _Persistable.Type { get }
     static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?)
-    static func bind(at field: UnsafeMutableRawPointer, column: Int32)
+    /// The byte offset of `column` inside `Persisted<Value>`.
+    static var columnOffset: Int { get }
     static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws
     /// Runs the value's after-add hook (collections store their elements).
     static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int) throws
@@ -126,7 +123,7 @@ protocol PersistedField: SendableMetatype {
 extension Persisted: PersistedField {
     static var valueType: any _Persistable.Type { Value.self }
 
-    // The hot type-erased accessors (`bind` on every materialized object, `encode`/`didAdd` on every add)
+    // The hot type-erased accessors (`encode`/`didAdd` on every add; `columnOffset` for `attach`)
     // address the fields from `Value`'s layout alone: going through `Persisted<Value>` makes unspecialized
     // code look its metadata up in the runtime's generic cache on each call, which costs more than the
     // access. Swift lays struct fields out in declaration order, each at its alignment: `value` first,
@@ -141,11 +138,9 @@ extension Persisted: PersistedField {
         precondition(MemoryLayout<Self>.offset(of: \Self.value) == 0 && MemoryLayout<Self>.offset(of: \Self.column) == columnOffset,
                      "Persisted<\(Value.self)> has an unexpected layout")
         let p = field.assumingMemoryBound(to: Persisted<Value>.self)
-        return (p.pointee.isPrimaryKey, p.pointee.isIndexed, p.pointee.originProperty)
-    }
-
-    static func bind(at field: UnsafeMutableRawPointer, column: Int32) {
-        (field + columnOffset).assumingMemoryBound(to: Int32.self).pointee = column
+        let column = p.pointee.column
+        precondition(column < 0, "Persisted<\(Value.self)> of a managed object has no declaration flags")
+        return (column == -3, column <= -2, (p.pointee.value as? any OriginDeclaring)?.originProperty)
     }
 
     static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws {

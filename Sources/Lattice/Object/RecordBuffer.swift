@@ -1,20 +1,74 @@
-/// A copy of one object's record, owned by the object that cached it.
+/// Record bytes copied out of the memory map: one record, or every record of one batch read.
 ///
-/// Records are copied out of the memory map so that no pointer into it outlives an LMDB call
-/// (the map may be re-mapped when it grows); one allocation holds header and bytes. The header keeps
-/// the record's parsed layout, so reading a property loads two offsets without parsing the record again.
-final class RecordBuffer: ManagedBuffer<RecordBuffer.Header, UInt8> {
-    /// The byte count and the layout parsed once when the copy is made.
-    struct Header {
-        let count: Int
-        let layout: RecordLayout
+/// Records are copied so that no pointer into the map outlives an LMDB call (the map may be re-mapped
+/// when it grows). A batch shares one allocation: a scan makes one allocation per batch instead of one
+/// per object. Elements never move, so pointers into them stay valid while the storage lives.
+final class RecordStorage: ManagedBuffer<Int, UInt8> {
+    /// Room for `count` bytes.
+    private static func allocate(_ count: Int) -> RecordStorage {
+        unsafeDowncast(RecordStorage.create(minimumCapacity: count) { _ in count }, to: RecordStorage.self)
     }
 
+    /// A copy of one record.
+    static func copy(_ record: UnsafeRawBufferPointer) -> RecordStorage {
+        let storage = allocate(record.count)
+        if let source = record.baseAddress {
+            storage.withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).copyMemory(from: source, byteCount: record.count) }
+        }
+        return storage
+    }
+
+    /// Copies `records` back to back into one storage; returns it and where each copy is.
+    static func copy(_ records: [UnsafeRawBufferPointer]) -> (RecordStorage, [UnsafeRawBufferPointer]) {
+        let storage = allocate(records.reduce(0) { $0 + $1.count })
+        let copies = storage.withUnsafeMutablePointerToElements { elements in
+            var at = UnsafeMutableRawPointer(elements)
+            return records.map { record in
+                if let source = record.baseAddress { at.copyMemory(from: source, byteCount: record.count) }
+                defer { at += record.count }
+                return UnsafeRawBufferPointer(start: at, count: record.count)
+            }
+        }
+        return (storage, copies)
+    }
+}
+
+/// Where one record lies in its storage, and its layout parsed once, so reading a property loads two
+/// offsets without parsing the record again. Trivial: copying one costs no reference counting.
+struct RecordSlice {
+    let base: UnsafeRawPointer
+    /// The record's byte count.
+    let count: Int
+    let layout: RecordLayout
+
+    /// `bytes` must have an address (`RecordStorage.copy` gives one to every copy, even an empty one).
+    init(_ bytes: UnsafeRawBufferPointer) {
+        base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!  // never read: an empty record has no payloads
+        count = bytes.count
+        layout = RecordLayout(bytes) ?? .unreadable
+    }
+
+    /// The payload of property `i` (nil when the record predates it or cannot be read).
+    @inline(__always)
+    func payload(_ i: Int) -> UnsafeRawBufferPointer? { layout.payload(i, at: base) }
+}
+
+/// A copy of one object's record: where it is, and the storage keeping it alive.
+struct RecordBuffer {
+    let storage: RecordStorage
+    let slice: RecordSlice
+
+    init(storage: RecordStorage, slice: RecordSlice) {
+        self.storage = storage
+        self.slice = slice
+    }
+
+    /// A copy of one record in its own storage.
     static func make(_ bytes: UnsafeRawBufferPointer) -> RecordBuffer {
-        let header = Header(count: bytes.count, layout: RecordLayout(bytes) ?? .unreadable)
-        let buffer = unsafeDowncast(RecordBuffer.create(minimumCapacity: bytes.count) { _ in header }, to: RecordBuffer.self)
-        buffer.withUnsafeMutablePointerToElements { $0.update(from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: bytes.count) }
-        return buffer
+        let storage = RecordStorage.copy(bytes)
+        return RecordBuffer(storage: storage, slice: RecordSlice(storage.withUnsafeMutablePointerToElements {
+            UnsafeRawBufferPointer(start: $0, count: bytes.count)
+        }))
     }
 
     static func make(_ bytes: [UInt8]) -> RecordBuffer {
@@ -23,20 +77,15 @@ final class RecordBuffer: ManagedBuffer<RecordBuffer.Header, UInt8> {
 
     @inline(__always)
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withUnsafeMutablePointers { header, elements in
-            try body(UnsafeRawBufferPointer(start: elements, count: header.pointee.count))
-        }
+        try withExtendedLifetime(storage) { try body(UnsafeRawBufferPointer(start: slice.base, count: slice.count)) }
     }
 
-    /// The payload of property `i` (nil when the record predates it or cannot be read), from the cached layout.
+    /// The payload of property `i` (nil when the record predates it or cannot be read), from the parsed layout.
     @inline(__always)
     func withPayload<R>(_ i: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try withUnsafeMutablePointers { header, elements in
-            try body(header.pointee.layout.payload(i, in: UnsafeRawBufferPointer(start: elements, count: header.pointee.count)))
-        }
+        try withExtendedLifetime(storage) { try body(slice.payload(i)) }
     }
 
-    /// The record's creation stamp (0: none). Through the header pointer: the `header` property would
-    /// take a dynamic exclusivity check on every materialized object.
-    var stamp: UInt64 { withUnsafeMutablePointerToHeader { $0.pointee.layout.stamp } }
+    /// The record's creation stamp (0: none).
+    var stamp: UInt64 { slice.layout.stamp }
 }

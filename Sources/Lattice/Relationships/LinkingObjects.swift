@@ -8,8 +8,10 @@
 /// Follows to-one links and lists; an object that appears twice in one list links twice. Counting or
 /// listing costs one seek in the backlink table plus one step per linking object, whatever the size
 /// of the database. Empty while the object is unmanaged.
-public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection {
+public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection, OriginDeclaring {
     let managed: ManagedCollection?
+    /// The declaration's origin property (`@Persisted(originProperty:)`), read when the model is reflected.
+    let originProperty: String?
     private let cache = Cache()
 
     final class Cache {
@@ -18,9 +20,20 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     }
 
     /// Empty (the value of an unmanaged object's property).
-    public init() { managed = nil }
+    public init() {
+        managed = nil
+        originProperty = nil
+    }
 
-    init(managed: ManagedCollection) { self.managed = managed }
+    init(originProperty: String) {
+        managed = nil
+        self.originProperty = originProperty
+    }
+
+    init(managed: ManagedCollection) {
+        self.managed = managed
+        originProperty = nil
+    }
 
     /// The origin class and its linking property.
     private var origin: (ClassInfo, PropertyInfo)? {
@@ -55,6 +68,11 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
 
     /// For example `LinkingObjects<Person> [ [0] Person { ... } ]`.
     public var description: String { describeCollection("LinkingObjects<\(Element.self)>", Array(self)) }
+}
+
+/// A value that names the origin property of a ``LinkingObjects`` declaration.
+protocol OriginDeclaring {
+    var originProperty: String? { get }
 }
 
 extension LinkingObjects: _Persistable {

@@ -43,10 +43,7 @@ extension Object: _PersistableBase {
     public class var _latticeObjectType: Object.Type? { self }
     /// Follows the link.
     public class func _latticeGetOptional(_ owner: Object, column: Int) -> Self? {
-        let lattice = owner._lattice!
-        return owner.liveRecord(lattice).withPayload(column) { payload in
-            payload.flatMap { lattice.resolveLink(Self.self, $0) }
-        }
+        owner._lattice!.linkTarget(of: owner, column: column, as: self)
     }
     /// Points the link at `value` (adding it when unmanaged), keeping backlinks in step.
     public class func _latticeSetOptional(_ owner: Object, column: Int, _ value: Object?) {
@@ -55,6 +52,12 @@ extension Object: _PersistableBase {
 }
 
 extension Lattice {
+    /// The object `owner`'s link in `column` points at, or nil. (Generic rather than in the `Self`-returning
+    /// accessor: a closure there that uses `Self` crashes the 6.3 compiler's IR generation.)
+    func linkTarget<T: Object>(of owner: Object, column: Int, as type: T.Type) -> T? {
+        owner.liveRecord(self).withPayload(column) { payload in payload.flatMap { resolveLink(T.self, $0) } }
+    }
+
     /// The object a link payload names, or nil for an empty payload or a missing object.
     func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer) -> T? {
         guard !payload.isEmpty, let info = classInfo(type) else { return nil }

@@ -91,14 +91,17 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         let results: Results
         let keys: [Int64]
         var position = 0
-        /// Records of `keys[batchStart..<batchStart + batch.count]` (nil: the object is gone).
-        private var batch: [RecordBuffer?] = []
+        /// Records of `keys[batchStart..<batchStart + batch.count]` (nil: the object is gone), all in `batchStorage`.
+        private var batch: [RecordSlice?] = []
+        private var batchStorage: RecordStorage?
         private var batchStart = 0
         private var batchGeneration: UInt64 = 0
         private var batchSize = 1
 
         /// The most records read ahead at once.
         static var maxBatch: Int { 256 }
+        /// A batch ends early once its records reach this many bytes.
+        static var maxBatchBytes: Int { 64 << 10 }
 
         init(results: Results, keys: [Int64]) {
             self.results = results
@@ -116,10 +119,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                     batchSize = offset >= batch.count ? Swift.min(batchSize * 4, Self.maxBatch) : 1
                     readBatch(info, lattice)
                 }
-                let record = batch[position - batchStart]
+                let slice = batch[position - batchStart]
                 let key = keys[position]
                 position += 1
-                if let record { return lattice.materialize(Element.self, info, key: key, record: record) }
+                if let slice, let batchStorage {
+                    return lattice.materialize(Element.self, info, key: key, storage: batchStorage, slice: slice)
+                }
             }
             return nil
         }
@@ -128,8 +133,15 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             let end = Swift.min(position + batchSize, keys.count)
             var records = batch
             records.removeAll(keepingCapacity: true)
+            var storage: RecordStorage?
             lattice.reading("the objects of '\(info.name)'") { txn in
                 try txn.withCursor(info.objectsDBI) { cursor in
+                    // Bytes in the map stay valid until the cursor closes: gather them, then copy all at once.
+                    var found: [UnsafeRawBufferPointer] = []
+                    var slots: [Int] = []   // where each found record goes in `records`
+                    found.reserveCapacity(end - position)
+                    slots.reserveCapacity(end - position)
+                    var bytes = 0
                     var positioned = false
                     for key in keys[position..<end] {
                         var entry: (key: Bytes, value: Bytes)?
@@ -141,11 +153,22 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                             entry = try KeyCodec.withObjectKey(key) { try cursor.move(MDB_SET_KEY, key: $0) }
                         }
                         positioned = entry != nil
-                        records.append(entry.map { RecordBuffer.make($0.value) })
+                        records.append(nil)
+                        if let value = entry?.value {
+                            slots.append(records.count - 1)
+                            found.append(value)
+                            bytes += value.count
+                            // A batch's storage lives while any of its objects does: keep it small.
+                            if bytes >= Self.maxBatchBytes { break }
+                        }
                     }
+                    let (copied, copies) = RecordStorage.copy(found)
+                    for (slot, copy) in zip(slots, copies) { records[slot] = RecordSlice(copy) }
+                    storage = copied
                 }
             }
             batch = records
+            batchStorage = storage
             batchStart = position
             batchGeneration = lattice.generation
         }

@@ -13,6 +13,8 @@ struct EnvironmentOptions: Sendable {
     var initialMapSize = 8 << 20
     var maxReaders: UInt32 = 1022
     var maxDatabases: UInt32 = 64
+    /// Bytes a read transaction's cursors walk before their pages leave the resident set (`ResidentPages`).
+    var residentScanBytes = 16 << 20
 }
 
 /// The one LMDB environment of a database file in this process.
@@ -47,8 +49,13 @@ final class Environment: @unchecked Sendable {
         var writeTransactionOpen = false
         var dbis: [String: MDB_dbi] = [:]
         var mapSize: Int
+        /// How many times the map was re-mapped (it may move): see `ResidentPages`.
+        var remaps = 0
     }
     private let state: Mutex<State>
+
+    /// The number of re-maps so far. Stable while the remap lock is held shared.
+    var remapCount: Int { state.withLock { $0.remaps } }
 
     private static let registry = Mutex<[String: Environment]>([:])
 
@@ -209,7 +216,10 @@ final class Environment: @unchecked Sendable {
         let next = current + min(max(current, 8 << 20), 1 << 30)
         let rc = mdb_env_set_mapsize(handle, next)
         if rc != 0 { throw LatticeError.mapFull(path: path, mapSize: current) }
-        state.withLock { $0.mapSize = next }
+        state.withLock {
+            $0.mapSize = next
+            $0.remaps += 1
+        }
     }
 
     /// Adopts a map size grown by another process (`MDB_MAP_RESIZED`).
@@ -221,7 +231,10 @@ final class Environment: @unchecked Sendable {
         try check(mdb_env_set_mapsize(handle, 0))
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
-        state.withLock { $0.mapSize = info.me_mapsize }
+        state.withLock {
+            $0.mapSize = info.me_mapsize
+            $0.remaps += 1
+        }
     }
 
     // MARK: Writer lock

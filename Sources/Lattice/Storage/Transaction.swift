@@ -29,6 +29,8 @@ final class Transaction {
     private(set) var txn: OpaquePointer?
     private var log = ReplayLog()
     private var baseID = 0
+    /// Pages walked by this read transaction's cursors (nil for the write transaction).
+    private let residentPages: ResidentPages?
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
@@ -36,12 +38,14 @@ final class Transaction {
     init(readOn env: Environment) {
         self.env = env
         self.isWrite = false
+        residentPages = ResidentPages(env: env)
     }
 
     /// Begins the write transaction. The caller holds the environment's writer lock.
     init(writeOn env: Environment) throws {
         self.env = env
         self.isWrite = true
+        residentPages = nil
         guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
         ownsWriteClaim = true
         do {
@@ -136,7 +140,7 @@ final class Transaction {
             var cursor: OpaquePointer?
             try env.check(mdb_cursor_open(txn, dbi, &cursor))
             defer { mdb_cursor_close(cursor) }
-            var c = Cursor(handle: cursor, env: env)
+            var c = Cursor(handle: cursor, env: env, residentPages: residentPages)
             return try body(&c)
         }
     }
@@ -300,6 +304,7 @@ final class Transaction {
 struct Cursor {
     let handle: OpaquePointer?
     let env: Environment
+    let residentPages: ResidentPages?
 
     /// Positions the cursor; returns the entry there, or nil.
     @inline(__always)
@@ -309,6 +314,7 @@ struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
+        residentPages?.note(k, v)
         return (bytes(k), bytes(v))
     }
 
@@ -319,6 +325,7 @@ struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
+        residentPages?.note(k, v)
         return (bytes(k), bytes(v))
     }
 

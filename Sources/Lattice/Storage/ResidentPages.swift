@@ -1,0 +1,55 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps long scans from growing the process's resident memory with the file's pages.
+///
+/// Every page a read walks stays mapped into the process (counted in its RSS) until the kernel needs
+/// the memory back, so iterating a large file would make the process look as large as the file. A read
+/// transaction notes the map addresses its cursors return; past a threshold (16 MiB by default) it tells the kernel
+/// the pages it walked are not needed (`MADV_DONTNEED`). For a shared, read-only file mapping that only
+/// unmaps them from this process: they stay in the page cache, and the next access maps the same bytes
+/// again (a read snapshot's pages are never rewritten while it is open). Only read transactions take
+/// part: a write transaction's dirty pages are heap memory, not the map.
+final class ResidentPages {
+    private let env: Environment
+    /// Bytes walked between releases.
+    private let threshold: Int
+    private var low = UInt.max
+    private var high: UInt = 0
+    private var walked = 0
+    /// `env.remapCount` when the noted range began (a re-map may have moved the map since).
+    private var remaps = 0
+
+    init(env: Environment) {
+        self.env = env
+        threshold = env.options.residentScanBytes
+    }
+
+    /// Notes an entry a cursor returned. Called with the remap lock held shared.
+    @inline(__always)
+    func note(_ key: MDB_val, _ value: MDB_val) {
+        guard let data = value.mv_data else { return }
+        if walked == 0 { remaps = env.remapCount }
+        let start = UInt(bitPattern: data)
+        low = Swift.min(low, start)
+        high = Swift.max(high, start &+ UInt(value.mv_size))
+        walked &+= value.mv_size &+ key.mv_size &+ 16
+        if walked >= threshold { release() }
+    }
+
+    /// Drops the noted pages from the resident set. Called with the remap lock held shared, so the map
+    /// cannot move meanwhile; a range begun before a re-map is forgotten instead (it may be gone).
+    private func release() {
+        if remaps == env.remapCount, low < high {
+            let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
+            let start = low & ~(page - 1)
+            // Failure only means the pages stay resident.
+            _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(high - start), MADV_DONTNEED)
+        }
+        low = .max
+        high = 0
+        walked = 0
+    }
+}
