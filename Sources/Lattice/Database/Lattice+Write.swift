@@ -354,7 +354,19 @@ extension Lattice {
             if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: property.name) }
             return
         }
-        let record = old.withBytes { replacing(RecordView($0), in: info, with: [property.column: payload]) }
+        let record = old.withBytes { bytes -> [UInt8] in
+            // A payload of the same size (numbers, dates, ...) is patched into a copy of the record in place.
+            if let current = old.slice.payload(property.column), current.count == payload.count, let start = bytes.baseAddress,
+               let at = current.baseAddress {
+                var record = Array(bytes)
+                let offset = at - start
+                record.withUnsafeMutableBytes { out in
+                    payload.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[offset..<offset + $0.count]).copyMemory(from: $0) }
+                }
+                return record
+            }
+            return replacing(RecordView(bytes), in: info, with: [property.column: payload])
+        }
         try store(info, key: object._key, record: record, old: old, txn)
         object._record = RecordBuffer.make(record)
         object._generation = generation
