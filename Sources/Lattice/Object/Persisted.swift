@@ -81,19 +81,25 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// Reads and writes the property through its enclosing object.
+    // Both accessors are always inlined, so that no specialization taking the key paths as arguments
+    // survives in the client: a single `\Model._prop` key path left in the module (from one accessor the
+    // optimizer chose not to inline, or from the key-path thunks of `\Model.prop`) makes whole-module
+    // optimization keep a runtime exclusivity check (swift_beginAccess) on every access to `_prop`,
+    // reads of managed objects included. With every access folded to a direct field access, the compiler
+    // proves the accesses never overlap and drops the checks.
     @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        get {
+        @inline(__always) get {
             if object._handle != nil {
                 return Value._latticeGet(object, column: Int(object[keyPath: storageKeyPath].column))
             }
             return object[keyPath: storageKeyPath].value
         }
-        set {
+        @inline(__always) set {
             if object._lattice != nil {
                 Value._latticeSet(object, column: Int(object[keyPath: storageKeyPath].column), newValue)
             } else {
