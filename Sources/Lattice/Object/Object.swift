@@ -13,12 +13,12 @@
 open class Object: CustomStringConvertible, Hashable {
     // Managed state; `_lattice` is nil while unmanaged.
     @usableFromInline final var _lattice: Lattice?
-    /// `_lattice` again, for the read path: property getters and `_read` load it on every access.
+    /// `_lattice` again, for the property accessors and `_read`, which load it on every access.
     /// Runtime exclusivity checks are off (it is set once, in `attach`, and only ever loaded whole, so no
     /// access can overlap another) and it is not reference counted, not even while a read uses it:
     /// `_lattice`, set with it and never cleared, keeps the handle alive as long as this object.
-    /// (Switching the checks off on `_lattice` itself stops the compiler from folding the key paths of
-    /// unmanaged setters, which read it.)
+    /// (`_lattice` keeps its checks: switching them off there stopped the compiler from folding the key
+    /// paths of unmanaged setters.)
     @usableFromInline @exclusivity(unchecked) final var _handle: Unmanaged<Lattice>?
     // The managed state below is set in `attach` and when the record is (re)cached, and read by property
     // accessors; each access is a single load or store of the whole field, never held across a call, so

@@ -100,7 +100,7 @@ public struct Persisted<Value: _Persistable> {
             return object[keyPath: storageKeyPath].value
         }
         @inline(__always) set {
-            if object._lattice != nil {
+            if object._handle != nil {
                 Value._latticeSet(object, column: Int(object[keyPath: storageKeyPath].column), newValue)
             } else {
                 object[keyPath: storageKeyPath].value = newValue
