@@ -11,20 +11,18 @@
 /// around. A *managed* object reads and writes through to its database; changing it requires a write
 /// transaction, and it belongs to the handle's isolation domain (it is not `Sendable`).
 open class Object: CustomStringConvertible, Hashable {
-    // Managed state; `_lattice` is nil while unmanaged.
-    @usableFromInline final var _lattice: Lattice?
-    /// `_lattice` again, for the property accessors and `_read`, which load it on every access.
-    /// Runtime exclusivity checks are off (it is set once, in `attach`, and only ever loaded whole, so no
-    /// access can overlap another) and it is not reference counted, not even while a read uses it:
-    /// `_lattice`, set with it and never cleared, keeps the handle alive as long as this object.
-    /// (`_lattice` keeps its checks: switching them off there stopped the compiler from folding the key
-    /// paths of unmanaged setters.)
-    @usableFromInline @exclusivity(unchecked) final var _handle: Unmanaged<Lattice>?
     // The managed state below is set in `attach` and when the record is (re)cached, and read by property
     // accessors; each access is a single load or store of the whole field, never held across a call, so
     // no two accesses can overlap and runtime exclusivity checks (a measurable share of a property read)
     // are off.
-    @exclusivity(unchecked) final var _info: ClassInfo?
+    /// The managing handle; nil while unmanaged.
+    @exclusivity(unchecked) final var _lattice: Lattice?
+    /// `_lattice` again, for the property accessors and `_read`, which load it on every access: not
+    /// reference counted, not even while a read uses it (`_lattice`, set with it and never cleared, keeps
+    /// the handle alive as long as this object). Non-nil exactly when `_lattice` is.
+    @usableFromInline @exclusivity(unchecked) final var _handle: Unmanaged<Lattice>?
+    /// The class as the handle stores it; unowned: the handle (kept alive by `_lattice`) owns it.
+    @exclusivity(unchecked) final unowned(unsafe) var _info: ClassInfo?
     @exclusivity(unchecked) final var _key: Int64 = 0
     /// The cached record copy (see `_record`), valid while `_generation` equals the handle's: the
     /// storage owning it, and where it is. Kept apart so that a property read loads the slice without
