@@ -46,6 +46,8 @@ public final class Lattice {
     var adding: [ObjectIdentifier: Int64] = [:]
     /// The update policy of the `add` in progress, applied to the objects it reaches.
     var addPolicy: UpdatePolicy = .error
+    /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`).
+    var recordScratch: [UInt8] = []
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -404,7 +406,7 @@ public final class Lattice {
     /// Object keys under the index key of `payload` (candidates when the key was truncated).
     func indexLookup(_ property: PropertyInfo, payload: [UInt8]) throws -> [Int64] {
         guard let dbi = property.indexDBI else { return [] }
-        let key = indexKey(property, payload: payload)
+        let key = payload.withUnsafeBytes { indexKey(property, payload: $0) }
         let txn = try readTransaction()
         return try key.withUnsafeBytes { k in
             try txn.withCursor(dbi) { cursor in
@@ -420,9 +422,9 @@ public final class Lattice {
     }
 
     /// The index key of a property payload, truncated to fit LMDB's key limit.
-    func indexKey(_ property: PropertyInfo, payload: [UInt8]) -> [UInt8] {
+    func indexKey(_ property: PropertyInfo, payload: UnsafeRawBufferPointer) -> [UInt8] {
         var key: [UInt8] = []
-        payload.withUnsafeBytes { property.valueType.key(fromPayload: $0, into: &key) }
+        if !property.kind.key(fromPayload: payload, into: &key) { property.valueType.key(fromPayload: payload, into: &key) }
         if key.isEmpty { key.append(0) }
         if key.count > FileLayout.maxIndexKey { key.removeLast(key.count - FileLayout.maxIndexKey) }
         return key

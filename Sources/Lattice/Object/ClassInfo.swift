@@ -9,6 +9,9 @@ final class PropertyInfo {
     let offset: Int
     let accessor: any PersistedField.Type
     let valueType: any _Persistable.Type
+    /// Which built-in value type it holds: encoded and keyed without type erasure (`.other`: through
+    /// `accessor` and `valueType`).
+    let kind: ValueKind
     /// Links and collections: their unmanaged values reference other objects.
     let holdsReferences: Bool
     /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
@@ -28,6 +31,7 @@ final class PropertyInfo {
         self.offset = field.offset
         self.accessor = field.accessor
         self.valueType = field.accessor.valueType
+        self.kind = ValueKind(valueType)
         self.holdsReferences = valueType._latticeObjectType != nil || valueType._latticeCollection != nil
     }
 
@@ -52,6 +56,9 @@ final class ClassInfo {
     let primaryKey: PropertyInfo?
     /// A non-optional integer primary key is the object key itself: no separate index, one lookup.
     let keyedByPrimaryKey: Bool
+    /// Keyed by its primary key, with no links or collections: adding a new object encodes nothing
+    /// else and is one put that refuses an existing key (no lookup first).
+    let addsWithOnePut: Bool
     let objectsDBI: MDB_dbi
     let indexed: [PropertyInfo]
     /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
@@ -76,6 +83,7 @@ final class ClassInfo {
         schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property), isEmbedded: metadata.schema.isEmbedded)
         primaryKey = columns.first { $0.property.isPrimaryKey }
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false
+        addsWithOnePut = keyedByPrimaryKey && !columns.contains { $0.linksObjects || $0.property.collection != nil }
         objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
         for p in columns {
             if p.property.isIndexed { p.indexDBI = dbis[FileLayout.index(schema.className, p.name)] }
