@@ -148,8 +148,10 @@ extension Lattice {
     func addObject(_ object: Object, update: UpdatePolicy, embedded: Bool) throws -> Int64 {
         let txn = try requireWrite("add(_:)")
         if object._lattice != nil { return try existingKey(of: object) }
-        if !adding.isEmpty, let key = adding[ObjectIdentifier(object)] { return key }
         let info = try requireClass(type(of: object))
+        // An object whose class has no links is never reached again while it is being added.
+        let onePut = info.addsWithOnePut && update == .error
+        if !onePut, let key = adding[ObjectIdentifier(object)] { return key }
         if info.schema.isEmbedded && !embedded {
             throw LatticeError.embeddedObject(className: info.name, reason: "it can only be added through a parent's property.")
         }
@@ -157,7 +159,7 @@ extension Lattice {
         let key: Int64
         var old: RecordBuffer?
         if let pk = info.primaryKey {
-            if info.addsWithOnePut && update == .error {
+            if onePut {
                 // The primary key is the object key, read back from the record: one encoding, one put.
                 // Nothing encoded here adds another object, so the record goes into the reused buffer.
                 let stamp = UInt64(txn.id)
@@ -376,11 +378,14 @@ extension Lattice {
     func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
                newKey: Bool = false) throws -> Bool {
         let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
+            // An appended key is above every stored key, so above every object key in the index
+            // duplicates too: index entries can be appended as well.
+            var appended = false
             if let record, newKey {
                 // MDB_APPEND refuses (MDB_KEYEXIST) any key not above the last one; then a normal insert decides.
                 let put = try record.withUnsafeBytes { value in
-                    try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
-                        || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
+                    appended = try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
+                    return try appended || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
                 }
                 if !put { return false }
             } else if let record {
@@ -396,14 +401,14 @@ extension Lattice {
                         let was = before?.payload(p.column), now = after?.payload(p.column)
                         if samePayload(was, now) { continue }
                         if let dbi = p.indexDBI {
-                            if let was { _ = try indexKey(p, payload: was).withUnsafeBytes { try txn.delete(dbi, $0, value: objectKey) } }
-                            if let now { _ = try indexKey(p, payload: now).withUnsafeBytes { try txn.put(dbi, $0, objectKey) } }
+                            if let was { _ = try withIndexKey(p, payload: was) { try txn.delete(dbi, $0, value: objectKey) } }
+                            if let now { try withIndexKey(p, payload: now) { try txn.putDuplicate(dbi, $0, objectKey, last: appended) } }
                         } else {
                             if let was, let target = linkedKey(was) { try removeBacklink(p, source: key, target: target) }
                             if let now, let target = linkedKey(now) { try addBacklink(p, source: key, target: target) }
                         }
                     }
-                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, txn)
+                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: appended, txn)
                 }
             }
             return true
@@ -444,14 +449,15 @@ extension Lattice {
     /// Encodes the record of an unmanaged object into `out`.
     private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64, into out: inout [UInt8]) throws {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let columns = info.columns
-        try Record.build(into: &out, count: columns.count, stamp: stamp) { out, i in
-            let p = columns[i]
+        let encoders = info.encoders
+        try Record.build(into: &out, count: encoders.count, stamp: stamp) { out, i in
+            let column = encoders[i]
             let start = out.count
-            if !p.kind.encode(at: base + p.offset, into: &out) {
-                try p.accessor.encode(at: base + p.offset, into: &out, adding: self)
+            if !column.kind.encode(at: base + column.offset, into: &out) {
+                try column.accessor.encode(at: base + column.offset, into: &out, adding: self)
             }
-            try checkSize(info, p, size: out.count - start)
+            let size = out.count - start
+            if size > PropertyInfo.maxValueBytes { try checkSize(info, info.columns[i], size: size) }
         }
     }
 

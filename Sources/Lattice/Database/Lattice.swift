@@ -421,6 +421,15 @@ public final class Lattice {
         }
     }
 
+    /// Runs `body` with the index key of a property payload (`indexKey(_:payload:)`). An integer's key is
+    /// the 8-byte form object keys have (`_PersistableInteger._latticeKey`), built on the stack.
+    @inline(__always)
+    func withIndexKey<R>(_ property: PropertyInfo, payload: UnsafeRawBufferPointer,
+                         _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if let value = property.kind.integer(fromPayload: payload) { return try KeyCodec.withObjectKey(value, body) }
+        return try indexKey(property, payload: payload).withUnsafeBytes(body)
+    }
+
     /// The index key of a property payload, truncated to fit LMDB's key limit.
     func indexKey(_ property: PropertyInfo, payload: UnsafeRawBufferPointer) -> [UInt8] {
         var key: [UInt8] = []

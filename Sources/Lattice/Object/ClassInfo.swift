@@ -45,12 +45,23 @@ final class PropertyInfo {
     static let maxValueBytes = 16 << 20
 }
 
+/// Where a column's value is in an instance and how to encode it.
+struct ColumnEncoder {
+    /// Byte offset of the `Persisted` storage inside an instance.
+    let offset: Int
+    let kind: ValueKind
+    let accessor: any PersistedField.Type
+}
+
 /// A model class as one open handle stores it.
 final class ClassInfo {
     let type: Object.Type
     let schema: ObjectSchema
     /// Properties in column order.
     let columns: [PropertyInfo]
+    /// How each column is encoded, in column order (plain values: encoding reads them without
+    /// retaining every `PropertyInfo` of every object added).
+    let encoders: [ColumnEncoder]
     /// Properties in declaration order (for array values of `create` and `description`).
     let declared: [PropertyInfo]
     let primaryKey: PropertyInfo?
@@ -80,6 +91,7 @@ final class ClassInfo {
         let columns = declared.sorted { $0.column < $1.column }
         self.declared = declared
         self.columns = columns
+        encoders = columns.map { ColumnEncoder(offset: $0.offset, kind: $0.kind, accessor: $0.accessor) }
         schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property), isEmbedded: metadata.schema.isEmbedded)
         primaryKey = columns.first { $0.property.isPrimaryKey }
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false

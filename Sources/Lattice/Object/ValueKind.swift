@@ -112,4 +112,17 @@ enum ValueKind {
         case .other: return false
         }
     }
+
+    /// The value of a non-optional integer payload, nil for other kinds.
+    @inline(__always)
+    func integer(fromPayload payload: UnsafeRawBufferPointer) -> Int64? {
+        switch self {
+        case .int: return Int64(Int._latticeDecode(payload))
+        case .int64: return Int64._latticeDecode(payload)
+        case .int32: return Int64(Int32._latticeDecode(payload))
+        case .int16: return Int64(Int16._latticeDecode(payload))
+        case .int8: return Int64(Int8._latticeDecode(payload))
+        default: return nil
+        }
+    }
 }

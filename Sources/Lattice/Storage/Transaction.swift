@@ -165,6 +165,14 @@ final class Transaction {
         }
     }
 
+    /// Adds `value` to the duplicates of `key` in a sorted-duplicates database. With `last` the caller
+    /// expects it to sort after every duplicate there: `MDB_APPENDDUP` then skips the search among them
+    /// (and refuses a value that does not sort last, which a normal put then places).
+    func putDuplicate(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, last: Bool) throws {
+        if last, try put(dbi, key, value, flags: UInt32(MDB_APPENDDUP)) { return }
+        try put(dbi, key, value)
+    }
+
     /// Deletes `key` (with `value`, one duplicate of a sorted-duplicates database). False when absent.
     @discardableResult
     func delete(_ dbi: MDB_dbi, _ key: Bytes, value: Bytes? = nil) throws -> Bool {
