@@ -696,4 +696,53 @@ final class CodecTests: XCTestCase {
         }
         XCTAssertEqual(doubleKey(-0.0), doubleKey(0.0))
     }
+
+    /// The specialized paths of built-in types (`ValueKind`) produce exactly the bytes of the
+    /// type-erased codec: payloads from a field, and integer index keys built on the stack.
+    func testValueKindsMatchTheTypeErasedCodec() throws {
+        func check<T: _Persistable & Equatable>(_ values: [T], file: StaticString = #filePath, line: UInt = #line) {
+            let kind = ValueKind(T.self)
+            XCTAssertNotEqual("\(kind)", "other", "\(T.self)", file: file, line: line)
+            for value in values {
+                var field = Persisted(wrappedValue: value)
+                var specialized: [UInt8] = []
+                XCTAssertTrue(withUnsafePointer(to: &field) { kind.encode(at: UnsafeRawPointer($0), into: &specialized) })
+                var erased: [UInt8] = []
+                value._latticeEncode(into: &erased)
+                XCTAssertEqual(specialized, erased, "\(T.self) \(value)", file: file, line: line)
+                var key: [UInt8] = []
+                value._latticeKey(into: &key)
+                var keyed: [UInt8] = []
+                XCTAssertTrue(erased.withUnsafeBytes { kind.key(fromPayload: $0, into: &keyed) })
+                XCTAssertEqual(keyed, key, "\(T.self) \(value)", file: file, line: line)
+                if let integer = erased.withUnsafeBytes({ kind.integer(fromPayload: $0) }) {
+                    XCTAssertEqual(KeyCodec.withObjectKey(integer) { Array($0) }, key, "\(T.self) \(value)", file: file, line: line)
+                }
+            }
+        }
+        check([Int.min, -1, 0, 1, 300, Int.max])
+        check([Int64.min, -1, 0, Int64.max])
+        check([Int32.min, -1, 0, Int32.max])
+        check([Int16.min, -1, 0, Int16.max])
+        check([Int8.min, -1, 0, Int8.max])
+        check([false, true])
+        check([-1.5, -0.0, 0.0, Double.greatestFiniteMagnitude])
+        check([Float(-1.5), 0, Float.greatestFiniteMagnitude])
+        check(["", "a", "Zürich"])
+        check([Date(timeIntervalSinceReferenceDate: -1e9), Date(timeIntervalSince1970: 1.6e9)])
+        check([Data(), Data([0, 255, 7])])
+        check([UUID()])
+        check([ObjectId()])
+        check([nil, Int.min, 0] as [Int?])
+        check([nil, Int64.max] as [Int64?])
+        check([nil, Int32.min] as [Int32?])
+        check([nil, true] as [Bool?])
+        check([nil, -0.0, 2.5] as [Double?])
+        check([nil, "", "x"] as [String?])
+        check([nil, Date(timeIntervalSinceReferenceDate: 5)] as [Date?])
+        check([nil, Data(), Data([1])] as [Data?])
+        check([nil, UUID()] as [UUID?])
+        XCTAssertEqual("\(ValueKind(CodecColor.self))", "other", "enums take the type-erased path")
+        XCTAssertNil(ValueKind(Int?.self).integer(fromPayload: UnsafeRawBufferPointer(start: nil, count: 0)), "optionals keep tagged keys")
+    }
 }

@@ -272,7 +272,7 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(lattice.objects(MultiProcessItem.self).count, 3010)
 
         // Grown again while this process holds a snapshot; this time it writes without refreshing,
-        // so beginning the write transaction meets MDB_MAP_RESIZED.
+        // so beginning the write transaction finds the data beyond its map and grows the map first.
         let mapSize = lattice.env.mapSize
         let grower = try Helper(["add", path, "3010", "1500", "4000", "\(small)", "3"])
         XCTAssertEqual(try grower.readLine(), "done")
@@ -287,6 +287,51 @@ final class MultiProcessTests: XCTestCase {
         let verifier = try Helper(["verify", path])
         XCTAssertEqual(try verifier.readLine(), "count 4520 sum \(expected.sum)")
         try verifier.waitForSuccess()
+    }
+}
+
+extension MultiProcessTests {
+    /// Another process left more data than this process maps: beginning a write grows the map before
+    /// anything is written (the transaction then never meets a full map: the map does not change until
+    /// the commit), and the file stays readable and writable by other processes and after reopening.
+    func testWriteGrowsTheMapAheadWhenTheDataFillsMoreThanHalfOfIt() throws {
+        // About 3 MB, written by a child with a map much larger than the data.
+        let writer = try Helper(["add", path, "0", "600", "5000", "\(1 << 30)", "3"])
+        XCTAssertEqual(try writer.readLine(), "done")
+        try writer.waitForSuccess()
+
+        let sum: Int
+        let envPath: String
+        do {
+            // LMDB rounds a map smaller than the data up to the data's size: the map is full.
+            let lattice = try open(initialMapSize: 64 << 10)
+            envPath = lattice.env.path
+            XCTAssertGreaterThan(lattice.env.usedBytes, lattice.env.mapSize / 2)
+            try lattice.beginWrite()
+            let grown = lattice.env.mapSize
+            XCTAssertGreaterThanOrEqual(grown, 2 * lattice.env.usedBytes, "the map grew before the first write")
+            for id in 600..<1000 { try lattice.add(makeItem(id: id, size: 5000)) }  // about 2 MB more
+            XCTAssertEqual(lattice.env.mapSize, grown, "no growth inside the transaction")
+            try lattice.commitWrite()
+            XCTAssertEqual(lattice.env.mapSize, grown)
+            let expected = verifyItems(lattice)
+            XCTAssertEqual(expected.count, 1000)
+            sum = expected.sum
+        }
+
+        // Another process reads it all and writes again (adopting or growing its own map as needed).
+        let verifier = try Helper(["verify", path])
+        XCTAssertEqual(try verifier.readLine(), "count 1000 sum \(sum)")
+        try verifier.waitForSuccess()
+        let more = try Helper(["add", path, "1000", "200", "5000", "\(64 << 10)", "2"])
+        XCTAssertEqual(try more.readLine(), "done")
+        try more.waitForSuccess()
+
+        // Reopened from disk (the environment closed with the last handle above).
+        XCTAssertFalse(Environment.isOpen(path: envPath))
+        let reopened = try open(initialMapSize: 64 << 10)
+        XCTAssertEqual(verifyItems(reopened).count, 1200)
+        XCTAssertEqual(reopened.object(ofType: MultiProcessItem.self, forPrimaryKey: 1199)?.payload, payload(id: 1199, size: 5000))
     }
 }
 

@@ -12,7 +12,9 @@ final class QueryIndexTests: QueryTestCase {
             let p = try XCTUnwrap(info.property(named: name))
             var payload: [UInt8] = []
             XCTAssertTrue(p.valueType.encodeAny(value ?? NSNull(), into: &payload), name, file: file, line: line)
-            let stored = lattice.indexKey(p, payload: payload)
+            let stored = payload.withUnsafeBytes { lattice.indexKey(p, payload: $0) }
+            XCTAssertEqual(payload.withUnsafeBytes { lattice.withIndexKey(p, payload: $0) { Array($0) } }, stored,
+                           "the key store() writes, \(name) \(String(describing: value))", file: file, line: line)
             XCTAssertEqual(planner.key(scalar, p, optional: p.property.isOptional)?.bytes, stored, "\(name) \(String(describing: value))",
                            file: file, line: line)
         }

@@ -43,6 +43,15 @@ extension Record {
                       _ payload: (inout [UInt8], Int) throws -> Void) rethrows -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(24 + count + capacity)
+        try build(into: &out, count: count, stamp: stamp, payload)
+        return out
+    }
+
+    /// `build(count:stamp:capacity:_:)` into `out`, which is emptied first (its capacity is kept, so a
+    /// buffer reused across records allocates nothing).
+    static func build(into out: inout [UInt8], count: Int, stamp: UInt64 = 0,
+                      _ payload: (inout [UInt8], Int) throws -> Void) rethrows {
+        out.removeAll(keepingCapacity: true)
         out.append(format << 4 | (stamp == 0 ? 0 : stampFlag))
         if stamp != 0 { Varint.append(stamp, to: &out) }
         Varint.append(UInt64(count), to: &out)
@@ -60,10 +69,8 @@ extension Record {
                 wide!.append(end)
             }
         }
-        guard let wide else { return out }
-        var record: [UInt8] = []
-        assemble(payloads: Array(out[header...]), ends: wide, stamp: stamp, into: &record)
-        return record
+        guard let wide else { return }
+        assemble(payloads: Array(out[header...]), ends: wide, stamp: stamp, into: &out)
     }
 }
 
@@ -175,6 +182,13 @@ struct RecordView {
         }
         return (out, ends)
     }
+}
+
+/// Whether two payloads (nil: absent) hold the same bytes.
+@inline(__always)
+func samePayload(_ a: UnsafeRawBufferPointer?, _ b: UnsafeRawBufferPointer?) -> Bool {
+    guard let a, let b else { return a == nil && b == nil }
+    return a.count == b.count && a.elementsEqual(b)
 }
 
 /// Order-preserving binary keys: `memcmp` order equals value order.

@@ -50,7 +50,10 @@ extension Lattice {
         public var maximumNumberOfActiveVersions: UInt?
         /// A 64-byte key to encrypt the file (not supported yet).
         public var encryptionKey: Data?
-        /// The memory map's starting size in bytes; it doubles whenever a write needs more.
+        /// The memory map's starting size in bytes (default 1 GiB). The map is address space, not disk:
+        /// the file grows only with the data. Lattice grows the map before a write transaction while the
+        /// data fills more than half of it, and whenever a write needs more; a map large enough from the
+        /// start spares a big first transaction a mid-way growth (an abort and a replay of its writes).
         public var initialMapSize: Int
         /// The most concurrent read snapshots across all processes (LMDB reader slots; each open handle
         /// holds one from its first read until it is closed). Fixed by the first process to open the file.
@@ -71,7 +74,7 @@ extension Lattice {
             maximumNumberOfActiveVersions: UInt? = nil,
             objectTypes: [Object.Type]? = nil,
             encryptionKey: Data? = nil,
-            initialMapSize: Int = 8 << 20,
+            initialMapSize: Int = 1 << 30,
             maxReaders: UInt32 = 1022
         ) {
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil

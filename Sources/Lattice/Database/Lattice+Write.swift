@@ -148,8 +148,10 @@ extension Lattice {
     func addObject(_ object: Object, update: UpdatePolicy, embedded: Bool) throws -> Int64 {
         let txn = try requireWrite("add(_:)")
         if object._lattice != nil { return try existingKey(of: object) }
-        if let key = adding[ObjectIdentifier(object)] { return key }
         let info = try requireClass(type(of: object))
+        // An object whose class has no links is never reached again while it is being added.
+        let onePut = info.addsWithOnePut && update == .error
+        if !onePut, let key = adding[ObjectIdentifier(object)] { return key }
         if info.schema.isEmbedded && !embedded {
             throw LatticeError.embeddedObject(className: info.name, reason: "it can only be added through a parent's property.")
         }
@@ -157,20 +159,24 @@ extension Lattice {
         let key: Int64
         var old: RecordBuffer?
         if let pk = info.primaryKey {
-            var pkPayload: [UInt8] = []
-            try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
-            if info.keyedByPrimaryKey && update == .error && !info.columns.contains(where: { $0.linksObjects || $0.property.collection != nil }) {
-                // The primary key is the object key, and encoding adds nothing else: one put that refuses
-                // an existing key replaces a lookup followed by a put.
-                let key = pkPayload.withUnsafeBytes { Int64._latticeDecode($0) }
+            if onePut {
+                // The primary key is the object key, read back from the record: one encoding, one put.
+                // Nothing encoded here adds another object, so the record goes into the reused buffer.
                 let stamp = UInt64(txn.id)
-                let record = try encode(object, info, stamp: stamp)
+                var record: [UInt8] = []
+                swap(&record, &recordScratch)
+                defer { swap(&record, &recordScratch) }
+                try encode(object, info, stamp: stamp, into: &record)
+                let key = record.withUnsafeBytes { RecordView($0)?.payload(pk.column).map(Int64._latticeDecode) } ?? 0
                 guard try store(info, key: key, record: record, old: nil, txn, newKey: true) else {
+                    let pkPayload = record.withUnsafeBytes { RecordView($0)?.payload(pk.column).map(Array.init) } ?? []
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
                 }
                 object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
                 return key
             }
+            var pkPayload: [UInt8] = []
+            try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
             if let found = try findObject(info, primaryKeyPayload: pkPayload) {
                 if update == .error {
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
@@ -196,7 +202,9 @@ extension Lattice {
         // transaction creating it (unique per commit, increasing across processes); an updated one keeps
         // its stamp.
         let stamp = info.keyedByPrimaryKey ? old.map { $0.stamp } ?? UInt64(txn.id) : 0
-        let record = try encode(object, info, stamp: stamp)
+        var record: [UInt8] = []
+        record.reserveCapacity(160)
+        try encode(object, info, stamp: stamp, into: &record)
         try store(info, key: key, record: record, old: old, txn)
         object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
         for p in info.columns where p.property.collection != nil {
@@ -382,11 +390,14 @@ extension Lattice {
     func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
                newKey: Bool = false) throws -> Bool {
         let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
+            // An appended key is above every stored key, so above every object key in the index
+            // duplicates too: index entries can be appended as well.
+            var appended = false
             if let record, newKey {
                 // MDB_APPEND refuses (MDB_KEYEXIST) any key not above the last one; then a normal insert decides.
                 let put = try record.withUnsafeBytes { value in
-                    try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
-                        || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
+                    appended = try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
+                    return try appended || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
                 }
                 if !put { return false }
             } else if let record {
@@ -394,27 +405,42 @@ extension Lattice {
             } else {
                 try txn.delete(info.objectsDBI, objectKey)
             }
-            for p in info.maintained {
-                let before = old?.withBytes { RecordView($0)?.payload(p.column).map(Array.init) } ?? nil
-                let after = record?.withUnsafeBytes { RecordView($0)?.payload(p.column).map(Array.init) } ?? nil
-                if before == after { continue }
-                if let dbi = p.indexDBI {
-                    if let before { _ = try indexKey(p, payload: before).withUnsafeBytes { try txn.delete(dbi, $0, value: objectKey) } }
-                    if let after { _ = try indexKey(p, payload: after).withUnsafeBytes { try txn.put(dbi, $0, objectKey) } }
-                } else {
-                    if let before, let target = before.withUnsafeBytes(linkedKey) {
-                        try removeBacklink(p, source: key, target: target)
+            // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's array,
+            // so the writes below cannot move them.
+            try withRecordView(old) { before in
+                try withRecordView(record) { after in
+                    for p in info.maintained {
+                        let was = before?.payload(p.column), now = after?.payload(p.column)
+                        if samePayload(was, now) { continue }
+                        if let dbi = p.indexDBI {
+                            if let was { _ = try withIndexKey(p, payload: was) { try txn.delete(dbi, $0, value: objectKey) } }
+                            if let now { try withIndexKey(p, payload: now) { try txn.putDuplicate(dbi, $0, objectKey, last: appended) } }
+                        } else {
+                            if let was, let target = linkedKey(was) { try removeBacklink(p, source: key, target: target) }
+                            if let now, let target = linkedKey(now) { try addBacklink(p, source: key, target: target) }
+                        }
                     }
-                    if let after, let target = after.withUnsafeBytes(linkedKey) {
-                        try addBacklink(p, source: key, target: target)
-                    }
+                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: appended, txn)
                 }
             }
-            try maintainFoldedIndexes(info, objectKey: objectKey, record: record, old: old, txn)
             return true
         }
         if stored { didChange() }
         return stored
+    }
+
+    /// Runs `body` with a view of a record copy (nil when there is none or it cannot be read).
+    @inline(__always)
+    private func withRecordView<R>(_ record: RecordBuffer?, _ body: (RecordView?) throws -> R) rethrows -> R {
+        guard let record else { return try body(nil) }
+        return try record.withBytes { try body(RecordView($0)) }
+    }
+
+    /// Runs `body` with a view of encoded record bytes (nil when there are none).
+    @inline(__always)
+    private func withRecordView<R>(_ record: [UInt8]?, _ body: (RecordView?) throws -> R) rethrows -> R {
+        guard let record else { return try body(nil) }
+        return try record.withUnsafeBytes { try body(RecordView($0)) }
     }
 
     /// The next key of a class without an integer primary key (never reused, so stale objects never
@@ -432,15 +458,18 @@ extension Lattice {
         return next
     }
 
-    /// The record of an unmanaged object.
-    private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64) throws -> [UInt8] {
+    /// Encodes the record of an unmanaged object into `out`.
+    private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64, into out: inout [UInt8]) throws {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let columns = info.columns
-        return try Record.build(count: columns.count, stamp: stamp) { out, i in
-            let p = columns[i]
+        let encoders = info.encoders
+        try Record.build(into: &out, count: encoders.count, stamp: stamp) { out, i in
+            let column = encoders[i]
             let start = out.count
-            try p.accessor.encode(at: base + p.offset, into: &out, adding: self)
-            try checkSize(info, p, size: out.count - start)
+            if !column.kind.encode(at: base + column.offset, into: &out) {
+                try column.accessor.encode(at: base + column.offset, into: &out, adding: self)
+            }
+            let size = out.count - start
+            if size > PropertyInfo.maxValueBytes { try checkSize(info, info.columns[i], size: size) }
         }
     }
 

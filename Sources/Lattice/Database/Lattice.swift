@@ -48,6 +48,8 @@ public final class Lattice {
     var adding: [ObjectIdentifier: Int64] = [:]
     /// The update policy of the `add` in progress, applied to the objects it reaches.
     var addPolicy: UpdatePolicy = .error
+    /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`).
+    var recordScratch: [UInt8] = []
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -431,7 +433,7 @@ public final class Lattice {
     /// Object keys under the index key of `payload` (candidates when the key was truncated).
     func indexLookup(_ property: PropertyInfo, payload: [UInt8]) throws -> [Int64] {
         guard let dbi = property.indexDBI else { return [] }
-        let key = indexKey(property, payload: payload)
+        let key = payload.withUnsafeBytes { indexKey(property, payload: $0) }
         let txn = try readTransaction()
         return try key.withUnsafeBytes { k in
             try txn.withCursor(dbi) { cursor in
@@ -446,10 +448,19 @@ public final class Lattice {
         }
     }
 
+    /// Runs `body` with the index key of a property payload (`indexKey(_:payload:)`). An integer's key is
+    /// the 8-byte form object keys have (`_PersistableInteger._latticeKey`), built on the stack.
+    @inline(__always)
+    func withIndexKey<R>(_ property: PropertyInfo, payload: UnsafeRawBufferPointer,
+                         _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if let value = property.kind.integer(fromPayload: payload) { return try KeyCodec.withObjectKey(value, body) }
+        return try indexKey(property, payload: payload).withUnsafeBytes(body)
+    }
+
     /// The index key of a property payload, truncated to fit LMDB's key limit.
-    func indexKey(_ property: PropertyInfo, payload: [UInt8]) -> [UInt8] {
+    func indexKey(_ property: PropertyInfo, payload: UnsafeRawBufferPointer) -> [UInt8] {
         var key: [UInt8] = []
-        payload.withUnsafeBytes { property.valueType.key(fromPayload: $0, into: &key) }
+        if !property.kind.key(fromPayload: payload, into: &key) { property.valueType.key(fromPayload: payload, into: &key) }
         if key.isEmpty { key.append(0) }
         if key.count > FileLayout.maxIndexKey { key.removeLast(key.count - FileLayout.maxIndexKey) }
         return key

@@ -9,6 +9,9 @@ final class PropertyInfo {
     let offset: Int
     let accessor: any PersistedField.Type
     let valueType: any _Persistable.Type
+    /// Which built-in value type it holds: encoded and keyed without type erasure (`.other`: through
+    /// `accessor` and `valueType`).
+    let kind: ValueKind
     /// Links and collections: their unmanaged values reference other objects.
     let holdsReferences: Bool
     /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
@@ -28,6 +31,7 @@ final class PropertyInfo {
         self.offset = field.offset
         self.accessor = field.accessor
         self.valueType = field.accessor.valueType
+        self.kind = ValueKind(valueType)
         self.holdsReferences = valueType._latticeObjectType != nil || valueType._latticeCollection != nil
     }
 
@@ -41,12 +45,23 @@ final class PropertyInfo {
     static let maxValueBytes = 16 << 20
 }
 
+/// Where a column's value is in an instance and how to encode it.
+struct ColumnEncoder {
+    /// Byte offset of the `Persisted` storage inside an instance.
+    let offset: Int
+    let kind: ValueKind
+    let accessor: any PersistedField.Type
+}
+
 /// A model class as one open handle stores it.
 final class ClassInfo {
     let type: Object.Type
     let schema: ObjectSchema
     /// Properties in column order.
     let columns: [PropertyInfo]
+    /// How each column is encoded, in column order (plain values: encoding reads them without
+    /// retaining every `PropertyInfo` of every object added).
+    let encoders: [ColumnEncoder]
     /// Properties in declaration order (for array values of `create` and `description`).
     let declared: [PropertyInfo]
     /// Where each property's column number goes inside an instance (byte offset of `Persisted.column`),
@@ -55,6 +70,9 @@ final class ClassInfo {
     let primaryKey: PropertyInfo?
     /// A non-optional integer primary key is the object key itself: no separate index, one lookup.
     let keyedByPrimaryKey: Bool
+    /// Keyed by its primary key, with no links or collections: adding a new object encodes nothing
+    /// else and is one put that refuses an existing key (no lookup first).
+    let addsWithOnePut: Bool
     let objectsDBI: MDB_dbi
     let indexed: [PropertyInfo]
     /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
@@ -77,9 +95,11 @@ final class ClassInfo {
         self.declared = declared
         self.columns = columns
         columnSlots = columns.map { ($0.offset + $0.accessor.columnOffset, Int32($0.column)) }
+        encoders = columns.map { ColumnEncoder(offset: $0.offset, kind: $0.kind, accessor: $0.accessor) }
         schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property), isEmbedded: metadata.schema.isEmbedded)
         primaryKey = columns.first { $0.property.isPrimaryKey }
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false
+        addsWithOnePut = keyedByPrimaryKey && !columns.contains { $0.linksObjects || $0.property.collection != nil }
         objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
         for p in columns {
             if p.property.isIndexed { p.indexDBI = dbis[FileLayout.index(schema.className, p.name)] }

@@ -10,7 +10,7 @@ struct EnvironmentOptions: Sendable {
     var readOnly = false
     /// In-memory stores live in unlinked temporary files and never sync.
     var temporary = false
-    var initialMapSize = 8 << 20
+    var initialMapSize = 1 << 30
     var maxReaders: UInt32 = 1022
     var maxDatabases: UInt32 = 64
     /// Bytes a read transaction's cursors walk before their pages leave the resident set (`ResidentPages`).
@@ -22,7 +22,8 @@ struct EnvironmentOptions: Sendable {
 /// LMDB forbids opening the same file twice in one process, so every `Lattice` handle on a path shares
 /// the environment through a process-wide registry; it is closed when the last handle releases it.
 ///
-/// **Map growth.** The map starts at `initialMapSize` and doubles when a write hits `MDB_MAP_FULL`.
+/// **Map growth.** The map starts at `initialMapSize`; it grows before a write transaction while the data
+/// fills more than half of it, and when a write still hits `MDB_MAP_FULL` (see `Transaction`).
 /// `mdb_env_set_mapsize` re-maps the file, so no thread of this process may be inside an LMDB call or
 /// hold a pointer into the map at that moment: every read-transaction operation runs under
 /// `remapLock` (shared), growth takes it exclusively. Nothing outside an operation keeps map pointers
@@ -203,23 +204,40 @@ final class Environment: @unchecked Sendable {
         return try body()
     }
 
-    /// Doubles the map. Called by the writer with no LMDB write transaction active.
+    /// Grows the map to at least `minimum` bytes (and by at least one step). Called by the writer with
+    /// no LMDB write transaction active.
     ///
     /// LMDB asks for no active transaction at all here; read snapshots of other handles may stay open
     /// because a read transaction keeps no pointer into the map between calls (pages are found from
     /// `me_map` on every access) and every read operation holds `remapLock` shared, so none is under way
     /// (MapGrowthConcurrencyTests exercises this with reader threads).
-    func growMap() throws {
+    func growMap(minimum: Int = 0) throws {
         pthread_rwlock_wrlock(remapLock)
         defer { pthread_rwlock_unlock(remapLock) }
         let current = state.withLock { $0.mapSize }
-        let next = current + min(max(current, 8 << 20), 1 << 30)
+        var next = Environment.grown(current)
+        while next < minimum { next = Environment.grown(next) }
         let rc = mdb_env_set_mapsize(handle, next)
         if rc != 0 { throw LatticeError.mapFull(path: path, mapSize: current) }
+        // LMDB rounds a size below the data up to the data's size (another process may have written more).
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
         state.withLock {
-            $0.mapSize = next
+            $0.mapSize = info.me_mapsize
             $0.remaps += 1
         }
+    }
+
+    /// One growth step: doubling, by at least 8 MiB and at most 1 GiB.
+    private static func grown(_ size: Int) -> Int { size + min(max(size, 8 << 20), 1 << 30) }
+
+    /// Grows the map before a write transaction begins while the data fills more than half of it, so a
+    /// transaction seldom outgrows the map midway (which costs an abort and a replay of everything it
+    /// wrote). The caller holds the writer lock, with no LMDB write transaction active.
+    func reserveHeadroom() throws {
+        let used = usedBytes
+        let current = mapSize
+        if used > current / 2 { try growMap(minimum: 2 * used) }
     }
 
     /// Adopts a map size grown by another process (`MDB_MAP_RESIZED`).

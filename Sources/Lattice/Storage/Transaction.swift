@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Bytes lent by LMDB or by the caller. Bytes from LMDB are valid only inside the closure that
 /// receives them: copy what must outlive it.
@@ -27,7 +30,7 @@ final class Transaction {
     let env: Environment
     let isWrite: Bool
     private(set) var txn: OpaquePointer?
-    private var log = ReplayLog()
+    private let log = ReplayLog()
     private var baseID = 0
     /// Pages walked by this read transaction's cursors (nil for the write transaction).
     private let residentPages: ResidentPages?
@@ -49,6 +52,7 @@ final class Transaction {
         guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
         ownsWriteClaim = true
         do {
+            try env.reserveHeadroom()
             txn = try begin()
         } catch {
             releaseWriteClaim()
@@ -150,6 +154,7 @@ final class Transaction {
     /// Stores `value` under `key`. With `MDB_NOOVERWRITE` returns false when the key exists.
     @discardableResult
     func put(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32 = 0) throws -> Bool {
+        try reserveLog(key, value)
         while true {
             var k = mdbVal(key)
             var v = mdbVal(value)
@@ -164,9 +169,18 @@ final class Transaction {
         }
     }
 
+    /// Adds `value` to the duplicates of `key` in a sorted-duplicates database. With `last` the caller
+    /// expects it to sort after every duplicate there: `MDB_APPENDDUP` then skips the search among them
+    /// (and refuses a value that does not sort last, which a normal put then places).
+    func putDuplicate(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, last: Bool) throws {
+        if last, try put(dbi, key, value, flags: UInt32(MDB_APPENDDUP)) { return }
+        try put(dbi, key, value)
+    }
+
     /// Deletes `key` (with `value`, one duplicate of a sorted-duplicates database). False when absent.
     @discardableResult
     func delete(_ dbi: MDB_dbi, _ key: Bytes, value: Bytes? = nil) throws -> Bool {
+        try reserveLog(key, value ?? Bytes(start: nil, count: 0))
         while true {
             var k = mdbVal(key)
             var v = value.map(mdbVal) ?? MDB_val()
@@ -183,6 +197,7 @@ final class Transaction {
 
     /// Empties `dbi`.
     func drop(_ dbi: MDB_dbi) throws {
+        try reserveLog(Bytes(start: nil, count: 0), Bytes(start: nil, count: 0))
         while true {
             let rc = mdb_drop(txn, dbi, 0)
             if rc == 0 {
@@ -198,11 +213,11 @@ final class Transaction {
         precondition(isWrite)
         while true {
             let rc = mdb_txn_commit(txn)
-            if rc == 0 { txn = nil; log = ReplayLog(); releaseWriteClaim(); return }
+            if rc == 0 { txn = nil; log.reset(); releaseWriteClaim(); return }
             // A failed commit has freed the transaction.
             txn = nil
             if rc == MDB_MAP_FULL {
-                try env.growMap()
+                try growForReplay()
                 try restartAndReplay()
                 continue
             }
@@ -213,42 +228,37 @@ final class Transaction {
     func abort() {
         if let txn { mdb_txn_abort(txn) }
         txn = nil
-        log = ReplayLog()
+        log.reset()
         releaseWriteClaim()
     }
 
     // MARK: Growth
 
-    /// Appends one operation: `[u8 op][u32 dbi][u32 flags][u32 key count][key][u32 value count][value]`,
-    /// little-endian, copied straight into the log (this runs on every put).
-    private func record(_ op: LogOp, _ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32) {
-        let size = 1 + 4 * 4 + key.count + value.count
-        log.append(size) { raw in
-            var at = 0
-            func fixed(_ v: UInt32) {
-                raw.storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self)
-                at += 4
-            }
-            func bytes(_ b: Bytes) {
-                if let base = b.baseAddress, b.count > 0 { (raw.baseAddress! + at).copyMemory(from: base, byteCount: b.count) }
-                at += b.count
-            }
-            raw[at] = op.rawValue
-            at += 1
-            fixed(UInt32(dbi))
-            fixed(flags)
-            fixed(UInt32(key.count))
-            bytes(key)
-            fixed(UInt32(value.count))
-            bytes(value)
+    /// Makes room in the log for an operation before it runs, so that one that succeeds is always logged.
+    @inline(__always)
+    private func reserveLog(_ key: Bytes, _ value: Bytes) throws {
+        guard log.reserve(keyCount: key.count, valueCount: value.count) else {
+            throw LatticeError.storage(path: env.path, code: ENOMEM, message: "Out of memory for the transaction's write log.")
         }
+    }
+
+    /// Appends one operation to the log (this runs on every write operation), in room `reserveLog` made.
+    @inline(__always)
+    private func record(_ op: LogOp, _ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32) {
+        log.append(op.rawValue, UInt32(dbi), flags, key, value)
     }
 
     private func growAndReplay() throws {
         mdb_txn_abort(txn)
         txn = nil
-        try env.growMap()
+        try growForReplay()
         try restartAndReplay()
+    }
+
+    /// Grows the map (no LMDB transaction active) so that the committed data plus what the log will
+    /// write again fill at most half of it, as at the start of a transaction: one growth, one replay.
+    private func growForReplay() throws {
+        try env.growMap(minimum: 2 * (env.usedBytes + log.byteCount))
     }
 
     /// Begins a fresh write transaction and re-applies the log (growing again if still too small).
@@ -260,39 +270,18 @@ final class Transaction {
                 path: env.path, code: MDB_MAP_FULL,
                 message: "another program committed while the map was being grown; the write was rolled back.")
         }
-        let rc: Int32 = log.withUnsafeBytes { raw in
-            var at = 0
-            func fixed() -> UInt32 {
-                defer { at += 4 }
-                return UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+        let rc: Int32 = log.forEach { op, dbi, flags, k, v in
+            switch LogOp(rawValue: op)! {
+            case .put: return mdb_put(txn, dbi, &k, &v, flags)
+            case .delete: return mdb_del(txn, dbi, &k, nil)
+            case .deleteDup: return mdb_del(txn, dbi, &k, &v)
+            case .drop: return mdb_drop(txn, dbi, 0)
             }
-            func slice() -> MDB_val {
-                let count = Int(fixed())
-                defer { at += count }
-                return MDB_val(mv_size: count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress! + at))
-            }
-            while at < raw.count {
-                let op = LogOp(rawValue: raw[at])!
-                at += 1
-                let dbi = MDB_dbi(fixed())
-                let flags = fixed()
-                var k = slice()
-                var v = slice()
-                let rc: Int32
-                switch op {
-                case .put: rc = mdb_put(txn, dbi, &k, &v, flags)
-                case .delete: rc = mdb_del(txn, dbi, &k, nil)
-                case .deleteDup: rc = mdb_del(txn, dbi, &k, &v)
-                case .drop: rc = mdb_drop(txn, dbi, 0)
-                }
-                if rc != 0 { return rc }
-            }
-            return 0
         }
         if rc == MDB_MAP_FULL {
             mdb_txn_abort(txn)
             txn = nil
-            try env.growMap()
+            try growForReplay()
             try restartAndReplay()
             return
         }
@@ -337,33 +326,78 @@ struct Cursor {
     }
 }
 
-/// The replay log's bytes: a buffer that grows by doubling and that entries are copied into directly
-/// (appending to a `[UInt8]` in place would zero-fill every entry first).
+/// The replay log: entries `[u8 op][u32 dbi][u32 flags][u32 key count][u32 value count][key][value]`
+/// (native byte order, unaligned) copied into a buffer that grows by doubling (appending to a
+/// `[UInt8]` would check uniqueness and capacity per piece and zero-fill first).
 final class ReplayLog {
     private var base: UnsafeMutableRawPointer?
     private var count = 0
     private var capacity = 0
+    private static let headerSize = 17
 
-    deinit { base?.deallocate() }
+    deinit { free(base) }
 
-    /// Reserves `size` bytes at the end and lets `write` fill them (it receives exactly those bytes).
-    func append(_ size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
-        if count + size > capacity {
-            let newCapacity = max(capacity * 2, count + size, 4096)
-            let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
-            if let base {
-                grown.copyMemory(from: base, byteCount: count)
-                base.deallocate()
-            }
-            base = grown
-            capacity = newCapacity
+    /// Bytes logged so far.
+    var byteCount: Int { count }
+
+    /// Forgets every entry and frees the buffer.
+    func reset() {
+        free(base)
+        base = nil
+        count = 0
+        capacity = 0
+    }
+
+    /// Makes room for one more entry; false when out of memory.
+    @inline(__always)
+    func reserve(keyCount: Int, valueCount: Int) -> Bool {
+        let needed = count + ReplayLog.headerSize + keyCount + valueCount
+        return needed <= capacity || grow(needed)
+    }
+
+    /// `realloc`: a large buffer is re-mapped by the kernel rather than copied.
+    private func grow(_ needed: Int) -> Bool {
+        let newCapacity = max(capacity * 2, needed, 4096)
+        guard let grown = realloc(base, newCapacity) else { return false }
+        base = grown
+        capacity = newCapacity
+        return true
+    }
+
+    /// Appends one entry, in room `reserve` made.
+    @inline(__always)
+    func append(_ op: UInt8, _ dbi: UInt32, _ flags: UInt32, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        let size = ReplayLog.headerSize + key.count + value.count
+        precondition(count + size <= capacity, "replay log entry without reserved room")
+        let at = base.unsafelyUnwrapped + count
+        at.storeBytes(of: op, as: UInt8.self)
+        at.storeBytes(of: dbi, toByteOffset: 1, as: UInt32.self)
+        at.storeBytes(of: flags, toByteOffset: 5, as: UInt32.self)
+        at.storeBytes(of: UInt32(truncatingIfNeeded: key.count), toByteOffset: 9, as: UInt32.self)
+        at.storeBytes(of: UInt32(truncatingIfNeeded: value.count), toByteOffset: 13, as: UInt32.self)
+        if let k = key.baseAddress, !key.isEmpty { (at + ReplayLog.headerSize).copyMemory(from: k, byteCount: key.count) }
+        if let v = value.baseAddress, !value.isEmpty {
+            (at + ReplayLog.headerSize + key.count).copyMemory(from: v, byteCount: value.count)
         }
-        write(UnsafeMutableRawBufferPointer(start: base! + count, count: size))
         count += size
     }
 
-    /// The bytes logged so far.
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: base, count: count))
+    /// Passes every entry in order to `body` (`op`, `dbi`, `flags`, key, value), stopping at the first
+    /// non-zero result, which it returns.
+    func forEach(_ body: (UInt8, MDB_dbi, UInt32, inout MDB_val, inout MDB_val) -> Int32) -> Int32 {
+        guard let base else { return 0 }
+        var at = 0
+        while at < count {
+            let entry = base + at
+            let keyCount = Int(entry.loadUnaligned(fromByteOffset: 9, as: UInt32.self))
+            let valueCount = Int(entry.loadUnaligned(fromByteOffset: 13, as: UInt32.self))
+            var k = MDB_val(mv_size: keyCount, mv_data: entry + ReplayLog.headerSize)
+            var v = MDB_val(mv_size: valueCount, mv_data: entry + ReplayLog.headerSize + keyCount)
+            let rc = body(entry.load(as: UInt8.self), MDB_dbi(entry.loadUnaligned(fromByteOffset: 1, as: UInt32.self)),
+                          entry.loadUnaligned(fromByteOffset: 5, as: UInt32.self), &k, &v)
+            if rc != 0 { return rc }
+            at += ReplayLog.headerSize + keyCount + valueCount
+        }
+        return 0
     }
 }
