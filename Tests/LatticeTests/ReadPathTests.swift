@@ -85,6 +85,59 @@ final class ReadPathTests: XCTestCase {
         XCTAssertEqual(Array(reopened.objects(Item.self)).map(\.id), ids.sorted())
     }
 
+    /// A loop over all objects that begins outside a write walks the class directly: writes made in the
+    /// loop body must still not show it objects created after it began (keys below and above the
+    /// existing ones, and a deleted primary key created again), and must skip deleted objects and show
+    /// changed ones as they are when reached.
+    func testWalkingAllObjectsIgnoresObjectsCreatedDuringTheLoop() throws {
+        let lattice = try Lattice(configuration: config)
+        try lattice.write { for id in stride(from: Int64(10), through: 6_000, by: 10) { try lattice.add(item(id)) } }
+        var seen: [Int64] = []
+        var names: [Int64: String] = [:]
+        for object in lattice.objects(Item.self) {
+            seen.append(object.id)
+            names[object.id] = object.name
+            if object.id == 50 {
+                try lattice.write {
+                    for id: Int64 in [60, 3_000, 5_990] { try lattice.delete(lattice.object(ofType: Item.self, forPrimaryKey: id)!) }
+                    for id: Int64 in [55, 61, 2_995, 9_000] { try lattice.add(item(id)) }   // new keys between and after
+                    try lattice.add(item(3_000))                                            // a deleted key created again
+                    lattice.object(ofType: Item.self, forPrimaryKey: 70)!.name = "renamed"
+                }
+            }
+        }
+        let expected = stride(from: Int64(10), through: 6_000, by: 10).filter { ![60, 3_000, 5_990].contains($0) }
+        XCTAssertEqual(seen, Array(expected))
+        XCTAssertEqual(names[70], "renamed")
+        XCTAssertEqual(lattice.objects(Item.self).count, 600 - 3 + 5)
+        // The next loop sees everything.
+        XCTAssertEqual(Array(lattice.objects(Item.self)).count, 602)
+    }
+
+    /// The same for a class keyed by an internal sequence (no integer primary key), with the new objects
+    /// committed by another handle and picked up by `refresh()` in the loop.
+    func testWalkingAllObjectsIgnoresObjectsAnotherHandleCreatedDuringTheLoop() throws {
+        let lattice = try Lattice(configuration: config)
+        let other = try Lattice(configuration: config)
+        try lattice.write { for i in 0..<1_000 { let n = Named(); n.code = "c\(i)"; n.value = Double(i); try lattice.add(n) } }
+        var seen = 0
+        var sum = 0.0
+        for object in lattice.objects(Named.self) {
+            seen += 1
+            sum += object.value
+            if seen == 500 {
+                try other.write {
+                    for i in 1_000..<1_300 { let n = Named(); n.code = "c\(i)"; n.value = Double(i); try other.add(n) }
+                    try other.delete(other.objects(Named.self).filter("code == 'c999'").first!)
+                }
+                XCTAssertTrue(lattice.refresh())
+            }
+        }
+        XCTAssertEqual(seen, 999)
+        XCTAssertEqual(sum, Double((0..<999).reduce(0, +)))
+        XCTAssertEqual(lattice.objects(Named.self).count, 1_299)
+    }
+
     func testIterationSkipsObjectsDeletedDuringTheLoopAndKeepsItsSnapshotOfKeys() throws {
         let lattice = try Lattice(configuration: config)
         try lattice.write { for id in 1...600 { try lattice.add(item(Int64(id))) } }
