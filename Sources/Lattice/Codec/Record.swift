@@ -75,19 +75,20 @@ extension Record {
 }
 
 /// Where a record's payloads are: its header parsed once, usable with any copy of the same bytes.
-struct RecordLayout {
+@usableFromInline
+struct RecordLayout: Sendable {
     // Compact (24 bytes): objects keep one per cached record, beside a pointer to the bytes.
     /// The creation stamp, 0 when the record has none.
     let stamp: UInt64
-    private let payloadCount: Int32
+    @usableFromInline let payloadCount: Int32
     /// The record's byte count.
-    private let size: Int32
-    private let payloadStart: Int32
-    private let table: UInt8
-    private let width: UInt8
+    @usableFromInline let size: Int32
+    @usableFromInline let payloadStart: Int32
+    @usableFromInline let table: UInt8
+    @usableFromInline let width: UInt8
 
     /// The number of payloads.
-    var count: Int { Int(payloadCount) }
+    @inlinable var count: Int { Int(payloadCount) }
 
     /// No payloads: every property reads as its default.
     static let unreadable = RecordLayout(stamp: 0, payloadCount: 0, size: 0, payloadStart: 0, table: 0, width: 1)
@@ -120,8 +121,8 @@ struct RecordLayout {
         self.payloadStart = Int32(at + n * width)
     }
 
-    @inline(__always)
-    private func end(_ i: Int, in base: UnsafeRawPointer) -> Int {
+    @inlinable
+    func end(_ i: Int, in base: UnsafeRawPointer) -> Int {
         let p = Int(table) + i * Int(width)
         switch width {
         case 1: return Int(base.load(fromByteOffset: p, as: UInt8.self))
@@ -132,7 +133,7 @@ struct RecordLayout {
 
     /// The payload of property `i` in the record at `base` (the bytes this layout was parsed from, or a
     /// copy); nil when the record predates that property.
-    @inline(__always)
+    @inlinable
     func payload(_ i: Int, at base: UnsafeRawPointer) -> UnsafeRawBufferPointer? {
         guard i < count else { return nil }
         let start = i == 0 ? 0 : end(i - 1, in: base)

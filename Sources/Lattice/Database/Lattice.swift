@@ -34,9 +34,12 @@ public final class Lattice {
     private var snapshotOpen = false
     var writer: Transaction?
     /// Changes whenever what this handle sees may have changed; objects re-read their record then.
-    private(set) var generation: UInt64 = 1
-    /// Changes on `invalidate()`: objects attached before are invalid.
-    private(set) var epoch: UInt64 = 1
+    /// Read by every property read (inlined into client models). Exclusivity checks are off: the handle
+    /// is used from one isolation domain at a time, and every access is a whole load or store (or the
+    /// increment in `didChange`), never held across a call.
+    @usableFromInline @exclusivity(unchecked) private(set) var generation: UInt64 = 1
+    /// Changes on `invalidate()`: objects attached before are invalid. Unchecked like `generation`.
+    @usableFromInline @exclusivity(unchecked) private(set) var epoch: UInt64 = 1
     /// An error raised where Swift cannot throw (a property setter); the write transaction fails with it.
     var pendingError: LatticeError?
     /// Set while a type-safe query identifies a link property by reading it from a probe object: links

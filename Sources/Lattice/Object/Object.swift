@@ -28,10 +28,10 @@ open class Object: CustomStringConvertible, Hashable {
     /// storage owning it, and where it is. Kept apart so that a property read loads the slice without
     /// retaining the storage.
     @exclusivity(unchecked) final var _storage: RecordStorage?
-    @exclusivity(unchecked) final var _slice: RecordSlice?
-    @exclusivity(unchecked) final var _generation: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) final var _slice: RecordSlice?
+    @usableFromInline @exclusivity(unchecked) final var _generation: UInt64 = 0
     /// The handle's invalidation epoch when this object was attached.
-    @exclusivity(unchecked) final var _epoch: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) final var _epoch: UInt64 = 0
     /// The creation stamp of the stored object this instance stands for (0: not known yet or none):
     /// a record with another stamp under the same key is a different, re-created object.
     @exclusivity(unchecked) final var _stamp: UInt64 = 0
@@ -102,6 +102,9 @@ open class Object: CustomStringConvertible, Hashable {
         fatalError("\(LatticeError.objectInvalidated(className: _info?.name ?? "\(type(of: self))"))")
     }
 
+    /// A property's value from the cached record. Inlined into the accessors of client models: a read
+    /// is then two compares, two offset loads and the decode.
+    @inlinable
     final func _read<V: _Persistable>(column: Int) -> V {
         _handle!._withUnsafeGuaranteedRef { lattice in
             // The cached record, as in `liveRecord`, without copying (and retaining) a `RecordBuffer`.
@@ -109,10 +112,16 @@ open class Object: CustomStringConvertible, Hashable {
                 guard let payload = slice.payload(column) else { return V._latticeDefault }
                 return V._latticeDecode(payload)
             }
-            return liveRecord(lattice).withPayload(column) { payload in
-                guard let payload else { return V._latticeDefault }
-                return V._latticeDecode(payload)
-            }
+            return _readFetching(lattice, column: column)
+        }
+    }
+
+    /// `_read` once the cached record is stale or missing.
+    @usableFromInline
+    final func _readFetching<V: _Persistable>(_ lattice: Lattice, column: Int) -> V {
+        liveRecord(lattice).withPayload(column) { payload in
+            guard let payload else { return V._latticeDefault }
+            return V._latticeDecode(payload)
         }
     }
 

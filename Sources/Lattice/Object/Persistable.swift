@@ -43,6 +43,7 @@ public protocol _Persistable {
 
 extension _Persistable {
     /// Decodes the record payload.
+    @inlinable
     public static func _latticeGet(_ owner: Object, column: Int) -> Self { owner._read(column: column) }
     /// Encodes into the record.
     public static func _latticeSet(_ owner: Object, column: Int, _ value: Self) { owner._write(column: column, value) }

@@ -35,11 +35,12 @@ final class RecordStorage: ManagedBuffer<Int, UInt8> {
 
 /// Where one record lies in its storage, and its layout parsed once, so reading a property loads two
 /// offsets without parsing the record again. Trivial: copying one costs no reference counting.
+@usableFromInline
 struct RecordSlice {
-    let base: UnsafeRawPointer
+    @usableFromInline let base: UnsafeRawPointer
     /// The record's byte count.
     let count: Int
-    let layout: RecordLayout
+    @usableFromInline let layout: RecordLayout
 
     /// `bytes` must have an address (`RecordStorage.copy` gives one to every copy, even an empty one).
     init(_ bytes: UnsafeRawBufferPointer) {
@@ -49,7 +50,7 @@ struct RecordSlice {
     }
 
     /// The payload of property `i` (nil when the record predates it or cannot be read).
-    @inline(__always)
+    @inlinable
     func payload(_ i: Int) -> UnsafeRawBufferPointer? { layout.payload(i, at: base) }
 }
 
