@@ -1,10 +1,11 @@
 /// LEB128 variable-length integers with zigzag encoding for signed values: small magnitudes,
 /// positive or negative, take one byte; `Int64.min`/`max` take ten.
+@usableFromInline
 enum Varint {
     @inline(__always)
     static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
 
-    @inline(__always)
+    @inlinable
     static func unzigzag(_ u: UInt64) -> Int64 { Int64(bitPattern: u >> 1) ^ -Int64(bitPattern: u & 1) }
 
     @inline(__always)
@@ -18,7 +19,7 @@ enum Varint {
     }
 
     /// Reads a varint at `offset`, advancing it. Malformed input yields 0 and stops at the end.
-    @inline(__always)
+    @inlinable
     static func read(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0

@@ -183,8 +183,9 @@ extension _PersistableInteger {
     /// 0.
     public static var _latticeDefault: Self { 0 }
 
-    /// Zigzag varint.
-    @inline(__always)
+    /// Zigzag varint. Inlinable, like the property reads that call it: client models then decode their
+    /// integers without going through generic code.
+    @inlinable
     public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> Self {
         var at = 0
         return Self(truncatingIfNeeded: Varint.unzigzag(Varint.read(payload, &at)))
