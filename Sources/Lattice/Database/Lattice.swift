@@ -352,6 +352,17 @@ public final class Lattice {
         return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordBuffer.make) } }
     }
 
+    /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: the record is
+    /// copied once, straight into the storage the object keeps.
+    func fetchObject(_ info: ClassInfo, key: Int64) throws -> Object? {
+        let txn = try readTransaction()
+        let copied = try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordStorage.copy) } }
+        guard let storage = copied else { return nil }
+        let object = info.type.init()
+        object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
+        return object
+    }
+
     /// A managed instance of the stored object `key`.
     func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> T {
         let object = T()
@@ -389,10 +400,7 @@ public final class Lattice {
         let found: Object?
         if info.keyedByPrimaryKey, let objectKey = Lattice.integerKey(key) {
             // An integer key of a class keyed by its primary key is the object key: one lookup, no `Any` casts.
-            found = reading("'\(info.name)' with primary key \(key)") { _ -> Object? in
-                guard let record = try fetchRecord(info, key: objectKey) else { return nil }
-                return materialize(info, key: objectKey, record: record)
-            }
+            found = reading("'\(info.name)' with primary key \(key)") { _ in try fetchObject(info, key: objectKey) }
         } else {
             var payload: [UInt8] = []
             guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }

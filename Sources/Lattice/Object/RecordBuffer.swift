@@ -9,6 +9,11 @@ final class RecordStorage: ManagedBuffer<Int, UInt8> {
         unsafeDowncast(RecordStorage.create(minimumCapacity: count) { _ in count }, to: RecordStorage.self)
     }
 
+    /// The bytes of a storage made by `copy(_:)` for one record.
+    var bytes: UnsafeRawBufferPointer {
+        withUnsafeMutablePointers { count, elements in UnsafeRawBufferPointer(start: elements, count: count.pointee) }
+    }
+
     /// A copy of one record.
     static func copy(_ record: UnsafeRawBufferPointer) -> RecordStorage {
         let storage = allocate(record.count)
@@ -67,9 +72,7 @@ struct RecordBuffer {
     /// A copy of one record in its own storage.
     static func make(_ bytes: UnsafeRawBufferPointer) -> RecordBuffer {
         let storage = RecordStorage.copy(bytes)
-        return RecordBuffer(storage: storage, slice: RecordSlice(storage.withUnsafeMutablePointerToElements {
-            UnsafeRawBufferPointer(start: $0, count: bytes.count)
-        }))
+        return RecordBuffer(storage: storage, slice: RecordSlice(storage.bytes))
     }
 
     static func make(_ bytes: [UInt8]) -> RecordBuffer {
