@@ -348,16 +348,19 @@ public final class Lattice {
 
     /// A copy of the record stored under `key`, or nil.
     func fetchRecord(_ info: ClassInfo, key: Int64) throws -> RecordBuffer? {
+        try fetchStorage(info, key: key).map { RecordBuffer(storage: $0, slice: RecordSlice($0.bytes)) }
+    }
+
+    /// The record stored under `key`, copied into a storage of its own, or nil.
+    private func fetchStorage(_ info: ClassInfo, key: Int64) throws -> RecordStorage? {
         let txn = try readTransaction()
-        return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordBuffer.make) } }
+        return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordStorage.copy) } }
     }
 
     /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: the record is
     /// copied once, straight into the storage the object keeps.
     func fetchObject(_ info: ClassInfo, key: Int64) throws -> Object? {
-        let txn = try readTransaction()
-        let copied = try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordStorage.copy) } }
-        guard let storage = copied else { return nil }
+        guard let storage = try fetchStorage(info, key: key) else { return nil }
         let object = info.type.init()
         object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
         return object
