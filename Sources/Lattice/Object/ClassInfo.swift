@@ -74,6 +74,9 @@ final class ClassInfo {
     /// else and is one put that refuses an existing key (no lookup first).
     let addsWithOnePut: Bool
     let objectsDBI: MDB_dbi
+    /// An instance no one else references may be rebound to another stored object (its class keeps
+    /// no state besides `@Persisted` properties): see `Object.recycled`.
+    let recyclable: Bool
     let indexed: [PropertyInfo]
     /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
     let maintained: [PropertyInfo]
@@ -101,6 +104,7 @@ final class ClassInfo {
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false
         addsWithOnePut = keyedByPrimaryKey && !columns.contains { $0.linksObjects || $0.property.collection != nil }
         objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
+        recyclable = metadata.onlyPersistedState
         for p in columns {
             if p.property.isIndexed { p.indexDBI = dbis[FileLayout.index(schema.className, p.name)] }
             if let kind = p.property.collection { p.collectionDBI = dbis[FileLayout.collection(kind, schema.className, p.name)] }

@@ -12,6 +12,9 @@ struct ModelMetadata: Sendable {
     let schema: ObjectSchema
     /// One entry per property of `schema`, same order.
     let fields: [Field]
+    /// Every stored property the class adds to `Object`'s own is `@Persisted`: once managed, an
+    /// instance holds nothing but which stored object it stands for (see `Object.rebind`).
+    let onlyPersistedState: Bool
 
     private static let cache = Mutex<[ObjectIdentifier: ModelMetadata]>([:])
 
@@ -30,16 +33,20 @@ struct ModelMetadata: Sendable {
     private static func derive(_ type: Object.Type) throws -> ModelMetadata {
         let className = String(describing: type)
         var fieldList: [(name: String, offset: Int, accessor: any PersistedField.Type)] = []
-        // Option 1 (`classType`): walk a class's stored properties; names are the wrappers' `_name` storage.
+        var plainFields = 0
+        // Option 1 (`classType`): walk a class's stored properties, its superclasses' included; names are
+        // the wrappers' `_name` storage.
         let walked = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
             if let accessor = fieldType as? any PersistedField.Type {
                 var n = String(cString: name)
                 if n.hasPrefix("_") { n.removeFirst() }
                 fieldList.append((n, offset, accessor))
+            } else {
+                plainFields += 1
             }
             return true
         }
-        guard walked else {
+        guard walked, let objectFields = objectFieldCount else {
             throw LatticeError.invalidSchema(className: className, reason: "its stored properties cannot be reflected.")
         }
         let prototype = type.init()
@@ -57,6 +64,16 @@ struct ModelMetadata: Sendable {
         let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type)
         try schema.validate()
         return ModelMetadata(type: type, schema: schema,
-                             fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) })
+                             fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) },
+                             onlyPersistedState: plainFields == objectFields)
     }
+
+    /// The number of stored properties `Object` itself declares (nil if they cannot be walked).
+    private static let objectFieldCount: Int? = {
+        var count = 0
+        return _forEachField(of: Object.self, options: _EachFieldOptions(rawValue: 1)) { _, _, _, _ in
+            count += 1
+            return true
+        } ? count : nil
+    }()
 }

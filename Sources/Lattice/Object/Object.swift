@@ -146,17 +146,42 @@ open class Object: CustomStringConvertible, Hashable {
         _lattice = lattice
         _handle = Unmanaged.passUnretained(lattice)
         _info = info
-        _key = key
-        _stamp = slice?.layout.stamp ?? stamp
-        _epoch = lattice.epoch
-        _storage = storage
-        _slice = slice
-        _generation = slice == nil ? 0 : lattice.generation
+        bind(lattice, key: key, storage: storage.map(Unmanaged.passUnretained), slice: slice, stamp: stamp)
         // Each property's `Persisted.column` (see `ClassInfo.columnSlots`).
         let base = Unmanaged.passUnretained(self).toOpaque()
         info.columnSlots.withUnsafeBufferPointer { slots in
             for slot in slots { (base + slot.offset).storeBytes(of: slot.column, as: Int32.self) }
         }
+    }
+
+    /// Points this attached instance at the stored object `key` of its class: everything `attach` sets
+    /// that differs from one object to another. `storage` (kept alive by the caller) is retained only
+    /// when it is not the one this instance already holds (objects of one batch share a storage).
+    private final func bind(_ lattice: Lattice, key: Int64, storage: Unmanaged<RecordStorage>?, slice: RecordSlice?,
+                            stamp: UInt64 = 0) {
+        _key = key
+        _stamp = slice?.layout.stamp ?? stamp
+        _epoch = lattice.epoch
+        if _storage.map(Unmanaged.passUnretained)?.toOpaque() != storage?.toOpaque() { _storage = storage?.takeUnretainedValue() }
+        _slice = slice
+        _generation = slice == nil ? 0 : lattice.generation
+    }
+
+    /// `spare` (an attached instance) rebound to the stored object `key` of the same class, when no one
+    /// can tell: `spare` is the only reference to it (no other strong, weak or unowned one, so nobody
+    /// holds the object it stood for). Nil otherwise. For classes keeping no state besides `@Persisted`
+    /// properties (`ClassInfo.recyclable`): spares an iterator the allocation, set-up and release of an
+    /// object on every step of a loop that keeps none.
+    static func recycled(_ spare: inout Object?, _ lattice: Lattice, key: Int64, storage: Unmanaged<RecordStorage>,
+                         slice: RecordSlice) -> Object? {
+        guard isKnownUniquelyReferenced(&spare), let address = unsafeBitCast(spare, to: UnsafeRawPointer?.self) else { return nil }
+        // Unmanaged: no retain and release around each check of this hot path (`spare` keeps it alive).
+        let unobserved = Unmanaged<Object>.fromOpaque(address)._withUnsafeGuaranteedRef { object in
+            guard _getWeakRetainCount(object) == 1, _getUnownedRetainCount(object) == 1 else { return false }
+            object.bind(lattice, key: key, storage: storage, slice: slice)
+            return true
+        }
+        return unobserved ? spare : nil
     }
 
     /// The value of a declared property, managed or not (nil for an empty optional). Links give the

@@ -23,18 +23,24 @@ final class RecordStorage: ManagedBuffer<Int, UInt8> {
         return storage
     }
 
-    /// Copies `records` back to back into one storage; returns it and where each copy is.
-    static func copy(_ records: [UnsafeRawBufferPointer]) -> (RecordStorage, [UnsafeRawBufferPointer]) {
-        let storage = allocate(records.reduce(0) { $0 + $1.count })
-        let copies = storage.withUnsafeMutablePointerToElements { elements in
+    /// Copies `records` (`total` bytes in all) back to back into one storage; `each` learns where
+    /// each copy is, in order (nil for a nil record).
+    static func copy(_ records: [(key: Int64, bytes: UnsafeRawBufferPointer?)], total: Int,
+                     _ each: (Int64, UnsafeRawBufferPointer?) -> Void) -> RecordStorage {
+        let storage = allocate(total)
+        storage.withUnsafeMutablePointerToElements { elements in
             var at = UnsafeMutableRawPointer(elements)
-            return records.map { record in
+            for (key, record) in records {
+                guard let record else {
+                    each(key, nil)
+                    continue
+                }
                 if let source = record.baseAddress { at.copyMemory(from: source, byteCount: record.count) }
-                defer { at += record.count }
-                return UnsafeRawBufferPointer(start: at, count: record.count)
+                each(key, UnsafeRawBufferPointer(start: at, count: record.count))
+                at += record.count
             }
         }
-        return (storage, copies)
+        return storage
     }
 }
 

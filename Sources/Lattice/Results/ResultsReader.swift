@@ -1,0 +1,183 @@
+import CLMDB
+
+/// What `Results.Iterator` does, for any class: not generic, so that the per-object path is compiled
+/// once, optimized, instead of running unspecialized in every client.
+///
+/// Records are read in batches, one cursor walk each (a cursor stays on its leaf page from one key to
+/// the next, where a lookup per object descends the tree and takes the map lock every time). A batch
+/// is read again from the current position once the handle's view changed (a write in the loop), so
+/// every object is as fresh as one fetched when it is reached; batches shrink while that keeps
+/// happening, so a loop that writes on every step reads one record at a time.
+///
+/// Which objects the loop began with: filtered or sorted results (and loops inside a write) take a
+/// snapshot of the matching keys first. A loop over all objects of a class walks the class in key
+/// order instead and recognizes objects created after it began: their creation stamp (classes keyed
+/// by an integer primary key) is above the snapshot's transaction, or their key (never reused) is
+/// above the last key the class had.
+struct ResultsReader {
+    let lattice: Lattice
+    let info: ClassInfo?
+    /// The class instantiated: the iterator's element type.
+    let type: Object.Type
+    /// `info.recyclable`, kept apart so the per-object path does not touch `info`.
+    private let recyclable: Bool
+    /// The snapshot of keys, or nil while walking the class.
+    private let keys: [Int64]?
+    private var walk: ResultsWalk?
+    /// The position in `keys` (used with a snapshot of keys).
+    private var position = 0
+    /// The objects read ahead, their records all in `batchStorage`.
+    private var batch: [BatchEntry] = []
+    private var batchStorage: RecordStorage?
+    private var batchOffset = 0
+    private var batchGeneration: UInt64 = 0
+    private var batchSize = 1
+    /// The object returned last: handed out again for the next one when the loop kept no reference
+    /// to it (see `Object.recycled`).
+    private var spare: Object?
+
+    /// The most records read ahead at once.
+    static var maxBatch: Int { 256 }
+
+    init(lattice: Lattice, info: ClassInfo?, type: Object.Type, keys: [Int64]?, walk: ResultsWalk?) {
+        self.lattice = lattice
+        self.info = info
+        self.type = type
+        recyclable = info?.recyclable ?? false
+        self.keys = keys
+        self.walk = walk
+    }
+
+    /// The next object still present, or nil at the end.
+    mutating func next() -> Object? {
+        while true {
+            if batchOffset >= batch.count || batchGeneration != lattice.generation {
+                guard let info else { return nil }
+                // Grow while batches are used up; start over small when a write made one stale.
+                batchSize = batchOffset >= batch.count ? Swift.min(batchSize * 4, Self.maxBatch) : 1
+                if !readBatch(info) { return nil }
+            }
+            let entry = batch[batchOffset]
+            batchOffset += 1
+            position += 1
+            walk?.after = entry.key
+            // A batch with a record has its storage.
+            guard let slice = entry.slice, let storage = batchStorage.map(Unmanaged.passUnretained) else { continue }
+            if recyclable, let object = Object.recycled(&spare, lattice, key: entry.key, storage: storage, slice: slice) {
+                return object
+            }
+            return materialize(key: entry.key, storage: storage.takeUnretainedValue(), slice: slice)
+        }
+    }
+
+    /// A new instance standing for `key`, kept as the spare.
+    private mutating func materialize(key: Int64, storage: RecordStorage, slice: RecordSlice) -> Object? {
+        guard let info else { return nil }
+        let object = type.init()
+        object.attach(to: lattice, info: info, key: key, storage: storage, slice: slice)
+        spare = object
+        return object
+    }
+
+    /// Reads the next batch from the current position; false at the end.
+    private mutating func readBatch(_ info: ClassInfo) -> Bool {
+        var read = BatchRead(size: batchSize)
+        let keys = self.keys
+        let position = self.position
+        let walk = self.walk
+        var entries: [BatchEntry] = []
+        swap(&entries, &batch)   // refilled in place, keeping its capacity
+        batchStorage = lattice.reading("the objects of '\(info.name)'") { txn in
+            try txn.withCursor(info.objectsDBI) { cursor in
+                if let walk {
+                    var entry = try walk.after.map { after in
+                        try KeyCodec.withObjectKey(after) { try cursor.move(MDB_SET_RANGE, key: $0) }
+                    } ?? cursor.move(MDB_FIRST)
+                    if let e = entry, let after = walk.after, KeyCodec.int(e.key) == after { entry = try cursor.move(MDB_NEXT) }
+                    // On another snapshot than the loop's, objects created since are passed over: keys
+                    // above the class's last key then, or (keyed by primary key) a later creation stamp.
+                    let sameSnapshot = txn.id == walk.snapshot
+                    while let e = entry, read.count < read.size {
+                        let key = KeyCodec.int(e.key)
+                        if key > walk.lastKey { break }
+                        if sameSnapshot || !info.keyedByPrimaryKey || (RecordLayout(e.value)?.stamp ?? 0) <= UInt64(walk.snapshot) {
+                            if !read.take(key, e.value) { break }
+                        }
+                        entry = try cursor.move(MDB_NEXT)
+                    }
+                } else if let keys {
+                    var positioned = false
+                    for key in keys[position..<Swift.min(position + read.size, keys.count)] {
+                        var entry: (key: Bytes, value: Bytes)?
+                        // Usually the next entry is the wanted one; otherwise (objects added or deleted since
+                        // the snapshot of keys, or results in another order) seek it.
+                        if positioned, let e = try cursor.move(MDB_NEXT), KeyCodec.int(e.key) == key {
+                            entry = e
+                        } else {
+                            entry = try KeyCodec.withObjectKey(key) { try cursor.move(MDB_SET_KEY, key: $0) }
+                        }
+                        positioned = entry != nil
+                        if !read.take(key, entry?.value) { break }
+                    }
+                }
+                // Bytes in the map stay valid until the cursor closes: copy them all at once now.
+                return read.copy(into: &entries)
+            }
+        }
+        batch = entries
+        batchOffset = 0
+        batchGeneration = lattice.generation
+        return !batch.isEmpty
+    }
+}
+
+/// Where an iterator walking a whole class stands (see `ResultsReader`).
+struct ResultsWalk {
+    /// The transaction id of the snapshot the loop began on.
+    let snapshot: Int
+    /// The class's last key when the loop began.
+    let lastKey: Int64
+    /// The key of the object returned last, nil before the first.
+    var after: Int64?
+}
+
+/// An object read ahead: its key, and its record copy (nil: the object is gone).
+private struct BatchEntry {
+    let key: Int64
+    let slice: RecordSlice?
+}
+
+/// One batch being read: keys and records in order, gathered inside a cursor walk, then copied.
+private struct BatchRead {
+    /// A batch ends early once its records reach this many bytes.
+    static let maxBytes = 64 << 10
+    let size: Int
+    /// The entries in order, records still in the map.
+    private var found: [(key: Int64, bytes: UnsafeRawBufferPointer?)] = []
+    private var bytes = 0
+
+    init(size: Int) {
+        self.size = size
+        found.reserveCapacity(size)
+    }
+
+    /// The number of entries taken.
+    var count: Int { found.count }
+
+    /// Adds an entry (nil: the object is gone); false once the batch is full enough.
+    mutating func take(_ key: Int64, _ value: UnsafeRawBufferPointer?) -> Bool {
+        found.append((key, value))
+        bytes += value?.count ?? 0
+        // A batch's storage lives while any of its objects does: keep it small.
+        return bytes < BatchRead.maxBytes
+    }
+
+    /// Copies the gathered records out of the map into one storage, returned; `entries` (emptied,
+    /// its capacity reused) receives them in order.
+    func copy(into entries: inout [BatchEntry]) -> RecordStorage {
+        entries.removeAll(keepingCapacity: true)
+        return RecordStorage.copy(found, total: bytes) { key, copy in
+            entries.append(BatchEntry(key: key, slice: copy.map(RecordSlice.init)))
+        }
+    }
+}
