@@ -106,17 +106,18 @@ struct ResultsReader {
                         entry = try cursor.move(MDB_NEXT)
                     }
                 } else if let keys {
-                    var positioned = false
+                    var previous: Int64?
                     for key in keys[position..<Swift.min(position + read.size, keys.count)] {
                         var entry: (key: Bytes, value: Bytes)?
-                        // Usually the next entry is the wanted one; otherwise (objects added or deleted since
-                        // the snapshot of keys, or results in another order) seek it.
-                        if positioned, let e = try cursor.move(MDB_NEXT), KeyCodec.int(e.key) == key {
+                        // After the key before it, the next entry is usually the wanted one (unless objects
+                        // were added or deleted since the snapshot of keys); otherwise seek it (a seek near
+                        // the cursor's page searches that page only).
+                        if let previous, previous &+ 1 == key, let e = try cursor.move(MDB_NEXT), KeyCodec.int(e.key) == key {
                             entry = e
                         } else {
                             entry = try KeyCodec.withObjectKey(key) { try cursor.move(MDB_SET_KEY, key: $0) }
                         }
-                        positioned = entry != nil
+                        previous = entry == nil ? nil : key
                         if !read.take(key, entry?.value) { break }
                     }
                 }
