@@ -39,6 +39,8 @@ public final class Lattice {
     /// increment in `didChange`), never held across a call.
     @usableFromInline @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Changes on `invalidate()`: objects attached before are invalid. Unchecked like `generation`.
+    /// Always changes together with `generation`, so an object whose cached record is of the current
+    /// generation is of the current epoch too (reads check the generation only).
     @usableFromInline @exclusivity(unchecked) private(set) var epoch: UInt64 = 1
     /// An error raised where Swift cannot throw (a property setter); the write transaction fails with it.
     var pendingError: LatticeError?

@@ -87,7 +87,8 @@ open class Object: CustomStringConvertible, Hashable {
     /// (a property getter cannot throw). The cached record's check is inlined into every read.
     @inline(__always)
     final func liveRecord(_ lattice: Lattice) -> RecordBuffer {
-        if _epoch == lattice.epoch, _generation == lattice.generation, let record = _record { return record }
+        // A current generation implies the current epoch (see `Lattice.epoch`).
+        if _generation == lattice.generation, let record = _record { return record }
         return refetchRecord(lattice)
     }
 
@@ -103,12 +104,12 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     /// A property's value from the cached record. Inlined into the accessors of client models: a read
-    /// is then two compares, two offset loads and the decode.
+    /// is then a compare, two offset loads and the decode.
     @inlinable
     final func _read<V: _Persistable>(column: Int) -> V {
         _handle!._withUnsafeGuaranteedRef { lattice in
             // The cached record, as in `liveRecord`, without copying (and retaining) a `RecordBuffer`.
-            if _epoch == lattice.epoch, _generation == lattice.generation, let slice = _slice {
+            if _generation == lattice.generation, let slice = _slice {
                 guard let payload = slice.payload(column) else { return V._latticeDefault }
                 return V._latticeDecode(payload)
             }
