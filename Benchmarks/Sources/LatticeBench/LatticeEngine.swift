@@ -21,9 +21,6 @@ extension Person {
 
 /// The workload's queries, through the query engine's public API.
 enum LatticeQueries {
-    /// True while the query engine was not merged (the steps then filtered in Swift; see git history).
-    static let queryEnginePending = false
-
     /// `age == 42`.
     static func ageIs42(_ lattice: Lattice) throws -> Results<PersonObject> {
         try lattice.objects(PersonObject.self).filter("age == 42")

@@ -105,10 +105,6 @@ struct RoundRunner {
         s.record(.insertSmallC, try timed { try db.insertSmall(data.small(2)) }.0)
         s.notes[.insertSmallB] = "durable (Lattice has no weaker-sync option)"
         s.notes[.insertSmallC] = "durable (Lattice has no weaker-sync option)"
-        if LatticeQueries.queryEnginePending {
-            s.notes[.queryIndexed] = "query engine pending: Swift filter over all objects"
-            s.notes[.queryRange] = "query engine pending: Swift filter over all objects"
-        }
         c.finalCount = db.count()
         db.close()
         s.peakRSSKB.append(peakRSSKB())

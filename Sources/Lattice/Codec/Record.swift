@@ -113,7 +113,7 @@ struct RecordLayout: Sendable {
         let n = Int(truncatingIfNeeded: Varint.read(bytes, &at))
         let width = 1 << code
         // A header is at most 1 + 10 + 10 bytes, so `table` fits a byte.
-        guard n >= 0, n <= (bytes.count - at) / width, at <= Int(UInt8.max) else { return nil }
+        guard n >= 0, n <= (bytes.count - at) >> code, at <= Int(UInt8.max) else { return nil }
         self.payloadCount = Int32(n)
         self.size = Int32(bytes.count)
         self.width = UInt8(width)
