@@ -382,13 +382,6 @@ public final class Lattice {
         return object
     }
 
-    /// A managed instance of the stored object `key`, whose record copy is `slice` in `storage`.
-    func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, storage: RecordStorage, slice: RecordSlice) -> T {
-        let object = T()
-        object.attach(to: self, info: info, key: key, storage: storage, slice: slice)
-        return object
-    }
-
     /// All objects of a class: a lazy, live ``Results``. Its `count` decodes nothing.
     /// A class that is not in the configuration's `objectTypes`, or an embedded class (only reachable
     /// through its parents), gives empty results.

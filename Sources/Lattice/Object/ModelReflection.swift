@@ -13,7 +13,7 @@ struct ModelMetadata: Sendable {
     /// One entry per property of `schema`, same order.
     let fields: [Field]
     /// Every stored property the class adds to `Object`'s own is `@Persisted`: once managed, an
-    /// instance holds nothing but which stored object it stands for (see `Object.rebind`).
+    /// instance holds nothing but which stored object it stands for (see `Object.recycled`).
     let onlyPersistedState: Bool
 
     private static let cache = Mutex<[ObjectIdentifier: ModelMetadata]>([:])

@@ -19,7 +19,7 @@ struct ResultsReader {
     let info: ClassInfo?
     /// The class instantiated: the iterator's element type.
     let type: Object.Type
-    /// `info.recyclable`, kept apart so the per-object path does not touch `info`.
+    /// `info.recyclable` (for `type`), kept apart so the per-object path does not touch `info`.
     private let recyclable: Bool
     /// The snapshot of keys, or nil while walking the class.
     private let keys: [Int64]?
@@ -43,7 +43,7 @@ struct ResultsReader {
         self.lattice = lattice
         self.info = info
         self.type = type
-        recyclable = info?.recyclable ?? false
+        recyclable = info.map { $0.type == type && $0.recyclable } ?? false
         self.keys = keys
         self.walk = walk
     }
@@ -66,17 +66,12 @@ struct ResultsReader {
             if recyclable, let object = Object.recycled(&spare, lattice, key: entry.key, storage: storage, slice: slice) {
                 return object
             }
-            return materialize(key: entry.key, storage: storage.takeUnretainedValue(), slice: slice)
+            guard let info else { return nil }
+            let object = type.init()
+            object.attach(to: lattice, info: info, key: entry.key, storage: storage.takeUnretainedValue(), slice: slice)
+            spare = object
+            return object
         }
-    }
-
-    /// A new instance standing for `key`, kept as the spare.
-    private mutating func materialize(key: Int64, storage: RecordStorage, slice: RecordSlice) -> Object? {
-        guard let info else { return nil }
-        let object = type.init()
-        object.attach(to: lattice, info: info, key: key, storage: storage, slice: slice)
-        spare = object
-        return object
     }
 
     /// Reads the next batch from the current position; false at the end.
