@@ -236,6 +236,49 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(Array(try open().objects(Owner.self).first!.optionals), [1, 2, 3])
     }
 
+    /// Appending one entry at a time (past chunk boundaries, to two lists in turn) keeps every read in
+    /// step: the decoded directory a handle keeps between reads never outlives a write, a rollback or
+    /// another handle's commit it has not refreshed to.
+    func testListsGrownOneEntryAtATimeReadBackExactly() throws {
+        let lattice = try open()
+        let first = Owner()
+        let second = Owner()
+        try lattice.write {
+            try lattice.add(first)
+            try lattice.add(second)
+        }
+        try lattice.write {
+            for i in 0..<600 {
+                first.nicknames.append("a\(i)")
+                XCTAssertEqual(first.nicknames.count, i + 1)
+                XCTAssertEqual(first.nicknames[i], "a\(i)")
+                if i % 3 == 0 { second.nicknames.append("b\(i)") }
+                XCTAssertEqual(first.nicknames.last, "a\(i)")
+            }
+        }
+        XCTAssertEqual(Array(first.nicknames), (0..<600).map { "a\($0)" })
+        XCTAssertEqual(Array(second.nicknames), stride(from: 0, to: 600, by: 3).map { "b\($0)" })
+        // Rolled back: the appends made in the write are gone, for reads in the handle too.
+        try lattice.beginWrite()
+        for i in 0..<300 { first.nicknames.append("x\(i)") }
+        XCTAssertEqual(first.nicknames.count, 900)
+        lattice.cancelWrite()
+        XCTAssertEqual(first.nicknames.count, 600)
+        XCTAssertEqual(first.nicknames[599], "a599")
+        // Another handle's appends show after a refresh, not before.
+        let other = try open()
+        let otherFirst = try XCTUnwrap(other.objects(Owner.self).first { $0.nicknames.count == 600 })
+        try other.write { for i in 600..<700 { otherFirst.nicknames.append("a\(i)") } }
+        XCTAssertEqual(first.nicknames.count, 600)
+        lattice.refresh()
+        XCTAssertEqual(first.nicknames.count, 700)
+        XCTAssertEqual(first.nicknames[699], "a699")
+        let reopened = try open()
+        let lists = reopened.objects(Owner.self).map { Array($0.nicknames) }.sorted { $0.count > $1.count }
+        XCTAssertEqual(lists[0], (0..<700).map { "a\($0)" })
+        XCTAssertEqual(lists[1], stride(from: 0, to: 600, by: 3).map { "b\($0)" })
+    }
+
     func testLargeListAndBacklinks() throws {
         let lattice = try open()
         let owner = Owner()

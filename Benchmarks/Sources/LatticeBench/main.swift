@@ -7,6 +7,7 @@ import Foundation
 // With N other than 100,000 the checksums are printed but cannot be verified (profiling runs);
 // --profile runs steps 5 and 6 once each (for callgrind; their times are then not the workload's).
 // Child modes (used by the extra scenarios): --iterate-child PATH, --cold-child ENGINE PATH ID.
+// --list-only PATH runs the List scenario alone (for profiles).
 
 let args = Array(CommandLine.arguments.dropFirst())
 @MainActor func option(_ name: String) -> String? {
@@ -16,6 +17,10 @@ let args = Array(CommandLine.arguments.dropFirst())
 
 if let path = option("--iterate-child") {
     try Extras.iterateChild(path)
+    exit(0)
+}
+if let path = option("--list-only") {
+    print(try RelationshipScenarios.list(path))
     exit(0)
 }
 if let i = args.firstIndex(of: "--cold-child"), i + 3 < args.count {

@@ -174,9 +174,23 @@ struct RecordView {
 
     /// Copies every payload (for re-encoding after one property changed).
     func payloads() -> (bytes: [UInt8], ends: [Int]) {
-        var out: [UInt8] = []
         var ends: [Int] = []
         ends.reserveCapacity(count)
+        // Well-formed offsets (ascending, inside the record): the payloads are one run of bytes.
+        if let base = bytes.baseAddress {
+            var last = 0
+            for i in 0..<count {
+                let end = layout.end(i, in: base)
+                if end < last { break }
+                last = end
+                ends.append(end)
+            }
+            if ends.count == count, Int(layout.payloadStart) + last <= Int(layout.size) {
+                return (Array(UnsafeRawBufferPointer(start: base + Int(layout.payloadStart), count: last)), ends)
+            }
+            ends.removeAll(keepingCapacity: true)
+        }
+        var out: [UInt8] = []
         for i in 0..<count {
             if let p = payload(i) { out.append(contentsOf: p) }
             ends.append(out.count)

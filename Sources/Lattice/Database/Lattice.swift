@@ -55,6 +55,8 @@ public final class Lattice {
     var addPolicy: UpdatePolicy = .error
     /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`).
     var recordScratch: [UInt8] = []
+    /// The List directory decoded or written last (see `ListStore.directory()`).
+    var listDirectory: ListStore.CachedDirectory?
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {

@@ -57,7 +57,10 @@ extension Lattice {
 /// Every other chunk holds up to 256 element payloads (and at most 64 KiB unless it holds one) in the
 /// record layout. Reading entry i reads the directory and one chunk and decodes one payload;
 /// appending, inserting, replacing or removing one entry rewrites one chunk and the directory:
-/// O(n/256 + 256) work, never the whole list.
+/// O(n/256 + 256) work, never the whole list. The handle keeps the directory it decoded or wrote
+/// last until its view changes, and an append that fits the last chunk copies that chunk's bytes
+/// as they are, so a loop appending or reading one entry at a time does little more per step than
+/// the two puts or the one get.
 struct ListStore {
     let lattice: Lattice
     let property: PropertyInfo
@@ -80,9 +83,22 @@ struct ListStore {
         return key
     }
 
+    /// A directory as one handle saw it: valid while the handle's generation is unchanged.
+    struct CachedDirectory {
+        let dbi: MDB_dbi
+        let owner: Int64
+        let generation: UInt64
+        let directory: Directory
+    }
+
+    /// The directory, decoded once per change of the handle's view: a loop reading or appending entries
+    /// does not decode it (O(n/256)) on every step.
     func directory() throws -> Directory {
+        if let cached = lattice.listDirectory, cached.generation == lattice.generation, cached.dbi == dbi, cached.owner == owner {
+            return cached.directory
+        }
         let txn = try lattice.readTransaction()
-        return try key(0).withUnsafeBytes { k in
+        let directory = try key(0).withUnsafeBytes { k in
             try txn.get(dbi, k) { bytes -> Directory in
                 var directory = Directory()
                 guard let bytes else { return directory }
@@ -96,6 +112,8 @@ struct ListStore {
                 return directory
             }
         }
+        lattice.listDirectory = CachedDirectory(dbi: dbi, owner: owner, generation: lattice.generation, directory: directory)
+        return directory
     }
 
     func count() throws -> Int { try directory().total }
@@ -144,13 +162,22 @@ struct ListStore {
     private func writeChunk(_ id: UInt32, _ payloads: ArraySlice<[UInt8]>) throws {
         var bytes: [UInt8] = []
         var ends: [Int] = []
+        ListStore.append(payloads, to: &bytes, ends: &ends)
+        try writeChunk(id, bytes: bytes, ends: ends)
+    }
+
+    /// Writes a chunk whose payloads are `bytes`, entry i ending at `ends[i]`.
+    private func writeChunk(_ id: UInt32, bytes: [UInt8], ends: [Int]) throws {
+        var record: [UInt8] = []
+        Record.assemble(payloads: bytes, ends: ends, into: &record)
+        _ = try key(id).withUnsafeBytes { k in try record.withUnsafeBytes { try lattice.writer!.put(dbi, k, $0) } }
+    }
+
+    private static func append(_ payloads: some Sequence<[UInt8]>, to bytes: inout [UInt8], ends: inout [Int]) {
         for payload in payloads {
             bytes.append(contentsOf: payload)
             ends.append(bytes.count)
         }
-        var record: [UInt8] = []
-        Record.assemble(payloads: bytes, ends: ends, into: &record)
-        _ = try key(id).withUnsafeBytes { k in try record.withUnsafeBytes { try lattice.writer!.put(dbi, k, $0) } }
     }
 
     private func deleteChunk(_ id: UInt32) throws {
@@ -162,6 +189,7 @@ struct ListStore {
             try deleteChunk(0)
         } else {
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(10 + directory.chunks.count * 4)
             Varint.append(UInt64(directory.nextID), to: &bytes)
             Varint.append(UInt64(directory.chunks.count), to: &bytes)
             for chunk in directory.chunks {
@@ -171,6 +199,7 @@ struct ListStore {
             _ = try key(0).withUnsafeBytes { k in try bytes.withUnsafeBytes { try lattice.writer!.put(dbi, k, $0) } }
         }
         lattice.didChange()
+        lattice.listDirectory = CachedDirectory(dbi: dbi, owner: owner, generation: lattice.generation, directory: directory)
     }
 
     /// Cuts payloads into chunk-sized runs.
@@ -197,6 +226,11 @@ struct ListStore {
         var position: Int
         var existing: [[UInt8]]
         let (chunk, offset) = locate(index, in: directory)
+        if index == directory.total, !directory.chunks.isEmpty, try extendLastChunk(&directory, with: payloads) {
+            try writeDirectory(directory)
+            try lattice.elementsChanged(property, owner: owner, added: payloads, removed: [])
+            return
+        }
         if directory.chunks.isEmpty || (offset == directory.chunks[chunk].count && offset >= ListStore.chunkCapacity) {
             // Appending past a full (or missing) last chunk starts a new one instead of rewriting it.
             directory.chunks.append((directory.nextID, 0))
@@ -223,6 +257,23 @@ struct ListStore {
         directory.chunks.replaceSubrange(position...position, with: entries)
         try writeDirectory(directory)
         try lattice.elementsChanged(property, owner: owner, added: payloads, removed: [])
+    }
+
+    /// Appends `payloads` to the last chunk when they fit in it, copying its bytes as they are instead of
+    /// splitting it into one array per entry (appending one entry at a time stays cheap); false, with
+    /// nothing written, when they do not fit.
+    private func extendLastChunk(_ directory: inout Directory, with payloads: [[UInt8]]) throws -> Bool {
+        let last = directory.chunks.count - 1
+        guard directory.chunks[last].count + payloads.count <= ListStore.chunkCapacity else { return false }
+        let txn = try lattice.readTransaction()
+        guard var (bytes, ends) = try key(directory.chunks[last].id).withUnsafeBytes({ k in
+            try txn.get(dbi, k) { $0.flatMap(RecordView.init)?.payloads() }
+        }), ends.count == directory.chunks[last].count else { return false }
+        ListStore.append(payloads, to: &bytes, ends: &ends)
+        guard bytes.count <= ListStore.chunkBytes else { return false }
+        try writeChunk(directory.chunks[last].id, bytes: bytes, ends: ends)
+        directory.chunks[last].count = ends.count
+        return true
     }
 
     /// Removes the entries in `range` and returns their payloads.
