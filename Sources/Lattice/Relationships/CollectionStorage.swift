@@ -59,8 +59,8 @@ extension Lattice {
 /// appending, inserting, replacing or removing one entry rewrites one chunk and the directory:
 /// O(n/256 + 256) work, never the whole list. The handle keeps the directory it decoded or wrote
 /// last until its view changes, and an append that fits the last chunk copies that chunk's bytes
-/// as they are, so a loop appending or reading one entry at a time does little more per step than
-/// the two puts or the one get.
+/// as they are: a loop reading one entry at a time does one get per step, and one appending does the
+/// two puts and re-encodes the directory (O(n/256)).
 struct ListStore {
     let lattice: Lattice
     let property: PropertyInfo
