@@ -9,8 +9,9 @@ final class GrowthItem: Object {
     @Persisted var tags: List<String>
 }
 
-/// Growing the map re-maps the file while other threads of the process read through their own handles
-/// (the remap lock must keep every reader out of the old mapping).
+/// Growing the map while other threads of the process read through their own handles, refreshing all the
+/// time: growth waits for their snapshots to end (never re-mapping under one) and new snapshots wait for
+/// the growth, so neither starves and every snapshot reads whole data.
 final class MapGrowthConcurrencyTests: XCTestCase {
     func testReadersOnOtherThreadsSurviveGrowth() throws {
         let db = makeTempDatabase("growth")

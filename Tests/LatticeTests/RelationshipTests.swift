@@ -383,7 +383,7 @@ final class RelationshipTests: XCTestCase {
         try lattice.write { owner.address = { let a = Address(); a.city = "Paris"; return a }() }
         XCTAssertEqual(owner.address?.city, "Paris")
         // Only the new embedded object remains (the old one was deleted with its slot).
-        let addresses = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsDBI) }
+        let addresses = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsTable) }
         XCTAssertEqual(addresses, 2)
         let other = Owner()
         try lattice.beginWrite()
@@ -394,7 +394,7 @@ final class RelationshipTests: XCTestCase {
         }
         XCTAssertThrowsError(try lattice.write { try lattice.add(Address()) })
         try lattice.write { try lattice.delete(owner) }
-        let left = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsDBI) }
+        let left = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsTable) }
         XCTAssertEqual(left, 0, "embedded objects are deleted with their parent")
     }
 

@@ -127,25 +127,44 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(a.objects(SnapshotNote.self).count, 3)
     }
 
-    func testSnapshotSurvivesAnotherHandleGrowingTheMap() throws {
-        let (_, a, b) = try twoHandles(initialMapSize: 64 << 10)
+    /// The map never moves under an open snapshot: a write that needs a larger map waits for this
+    /// process's snapshots to end and, when one stays open, fails cleanly (nothing committed), the
+    /// snapshot still reading its data; once the snapshot is released the same write succeeds.
+    func testGrowthWaitsForSnapshotsAndNeverMovesTheMapUnderOne() throws {
+        let db = makeTempDatabase("snapshot")
+        var config = db.configuration([SnapshotNote.self], initialMapSize: 64 << 10)
+        config.growthWaitSeconds = 1
+        let a = try Lattice(configuration: config)
+        try a.write { try a.add(contentsOf: [self.note(1, "one"), self.note(2, "two")]) }
+        let b = try Lattice(configuration: config)
         let one = try XCTUnwrap(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1))
         XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        let sizeBefore = b.env.mapSize
         let chunk = Data(repeating: 0x5A, count: 64 << 10)
-        try b.write {
-            for id in 100..<260 {  // about 10 MB: the map grows several times while a holds its snapshot
-                let n = self.note(id, "big \(id)")
-                n.payload = chunk
-                try b.add(n)
+        func bigWrite() throws {
+            try b.write {
+                for id in 100..<260 {  // about 10 MB: far more than the map holds
+                    let n = self.note(id, "big \(id)")
+                    n.payload = chunk
+                    try b.add(n)
+                }
+                b.object(ofType: SnapshotNote.self, forPrimaryKey: 1)!.text = "after growth"
             }
-            b.object(ofType: SnapshotNote.self, forPrimaryKey: 1)!.text = "after growth"
         }
-        XCTAssertGreaterThan(b.env.mapSize, 8 << 20, "the map grew while a held its snapshot")
-        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        let error = latticeError(try bigWrite())
+        guard case let .storage(_, code, message)? = error else { return XCTFail("expected a storage error, got \(String(describing: error))") }
+        XCTAssertEqual(code, EBUSY)
+        XCTAssertTrue(message.contains("read snapshot"), message)
+        XCTAssertEqual(b.env.mapSize, sizeBefore, "the map did not move under a's snapshot")
         XCTAssertEqual(one.text, "one")
-        XCTAssertTrue(a.refresh())
+        XCTAssertEqual(a.objects(SnapshotNote.self).count, 2)
+        XCTAssertEqual(b.objects(SnapshotNote.self).count, 2, "the failed write committed nothing")
+
+        a.invalidate()  // releases a's snapshot: now the map may grow
+        try bigWrite()
+        XCTAssertGreaterThan(b.env.mapSize, 8 << 20)
         XCTAssertEqual(a.objects(SnapshotNote.self).count, 162)
-        XCTAssertEqual(one.text, "after growth")
+        XCTAssertEqual(a.object(ofType: SnapshotNote.self, forPrimaryKey: 1)?.text, "after growth")
         XCTAssertEqual(a.object(ofType: SnapshotNote.self, forPrimaryKey: 259)?.payload, chunk)
     }
 

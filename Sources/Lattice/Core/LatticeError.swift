@@ -45,6 +45,10 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `beginWrite()` while this handle, or another handle of the same file on this thread, is in a write
     /// transaction (a thread can hold one write transaction per file).
     case alreadyInWriteTransaction
+    /// A write transaction was used from a thread other than the one that began it (for example
+    /// `beginWrite()` in a synchronous actor method and `commitWrite()` after an `await`). LMDB ties a write
+    /// transaction to its thread: end it where it began, or use `write { }` / `asyncWrite { }`.
+    case wrongThread(operation: String)
     /// A write was attempted through a read-only handle.
     case readOnly(path: String, operation: String)
     /// The memory map could not grow any further.
@@ -99,6 +103,9 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(operation) must be called inside a write transaction."
         case .alreadyInWriteTransaction:
             return "A write transaction on this file is already open on this thread (through this handle or another one)."
+        case let .wrongThread(operation):
+            return "\(operation) was called on a thread other than the one that began the write transaction; "
+                + "a write transaction must begin and end on one thread (use write { } or asyncWrite { })."
         case let .readOnly(path, operation):
             return "'\(path)' was opened read-only; \(operation) is not allowed."
         case let .mapFull(path, mapSize):

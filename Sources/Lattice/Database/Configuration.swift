@@ -50,17 +50,21 @@ extension Lattice {
         public var maximumNumberOfActiveVersions: UInt?
         /// A 64-byte key to encrypt the file (not supported yet).
         public var encryptionKey: Data?
-        /// The memory map's starting size in bytes (default 1 GiB). The map is address space, not disk:
+        /// The memory map's starting size in bytes (default 64 GiB). The map is address space, not disk:
         /// the file grows only with the data. Lattice grows the map before a write transaction while the
-        /// data fills more than half of it, and whenever a write needs more; a map large enough from the
-        /// start spares a big first transaction a mid-way growth (an abort and a replay of its writes).
+        /// data fills more than half of it, and whenever a write needs more. Growing waits until no read
+        /// snapshot of this process is open (LMDB forbids re-sizing under a reader), up to 10 seconds,
+        /// and otherwise fails the write with a clear error: keep the default unless the address space is
+        /// scarce.
         public var initialMapSize: Int
         /// The most concurrent read snapshots across all processes (LMDB reader slots; each open handle
-        /// holds one from its first read until it is closed). Fixed by the first process to open the file.
+        /// holds one from its opening until it is closed). Fixed by the first process to open the file.
         public var maxReaders: UInt32
         /// Bytes a long read walks before the file pages it walked leave the process's resident set
         /// (internal: tests lower it).
         var residentScanBytes = 16 << 20
+        /// How long growing the map waits for this process's read snapshots (internal: tests lower it).
+        var growthWaitSeconds = 10
 
         /// Creates a configuration. `inMemoryIdentifier`, when given, wins over `fileURL`.
         public init(
@@ -74,7 +78,7 @@ extension Lattice {
             maximumNumberOfActiveVersions: UInt? = nil,
             objectTypes: [Object.Type]? = nil,
             encryptionKey: Data? = nil,
-            initialMapSize: Int = 1 << 30,
+            initialMapSize: Int = 64 << 30,
             maxReaders: UInt32 = 1022
         ) {
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil

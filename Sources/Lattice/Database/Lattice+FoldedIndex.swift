@@ -4,7 +4,7 @@ extension Lattice {
     func maintainFoldedIndexes(_ info: ClassInfo, objectKey: UnsafeRawBufferPointer, before: RecordView?, after: RecordView?,
                                appended: Bool, _ txn: Transaction) throws {
         for p in info.indexed {
-            guard let folded = p.foldedIndexDBI else { continue }
+            guard let folded = p.foldedIndexTable else { continue }
             let was = before?.payload(p.column), now = after?.payload(p.column)
             if samePayload(was, now) { continue }
             if let was { _ = try foldedIndexKey(p, payload: was).withUnsafeBytes { try txn.delete(folded, $0, value: objectKey) } }

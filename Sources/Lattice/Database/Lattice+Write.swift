@@ -1,5 +1,3 @@
-import CLMDB
-
 extension Lattice {
     /// What `add(_:update:)` and `create(_:value:update:)` do when an object with the same primary key exists.
     public enum UpdatePolicy: Sendable {
@@ -62,14 +60,14 @@ extension Lattice {
     private func startWrite() throws {
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: "beginWrite()") }
         if writer != nil { throw LatticeError.alreadyInWriteTransaction }
-        try env.lockWriter()
-        // The write sees the latest commit; reads after it must too (and an old snapshot must not
-        // keep pinning pages meanwhile).
+        // The write sees the latest commit; reads after it must too. The old snapshot must not pin pages
+        // (or keep the map from growing) while this waits for other writers.
         releaseSnapshot()
+        try env.writerLock.lock()
         do {
             writer = try Transaction(writeOn: env)
         } catch {
-            env.unlockWriter()
+            env.writerLock.unlock()
             throw error
         }
         pendingError = nil
@@ -79,6 +77,8 @@ extension Lattice {
 
     private func finishWrite() throws {
         guard let txn = writer else { throw LatticeError.notInWriteTransaction(operation: "commitWrite()") }
+        // From another thread nothing may be touched: the transaction stays open for its own thread.
+        try txn.checkThread("commitWrite()")
         if let error = pendingError {
             abortWrite()
             throw error
@@ -87,7 +87,7 @@ extension Lattice {
             for (name, next) in sequences {
                 var value: [UInt8] = []
                 appendLE(next, to: &value)
-                try Lattice.putMeta(txn, metaDBI, "seq:" + name, value)
+                try Lattice.putMeta(txn, metaTable, "seq:" + name, value)
             }
             try txn.commit()
         } catch {
@@ -95,22 +95,28 @@ extension Lattice {
             throw error
         }
         writer = nil
-        env.unlockWriter()
+        env.writerLock.unlock()
         didChange()
     }
 
     private func abortWrite() {
         guard let txn = writer else { return }
+        // A non-throwing API: ending another thread's LMDB write transaction would leave LMDB's writer
+        // mutex locked by that thread, hanging every writer of the file, so this stops instead.
+        guard txn.isOwnedByCurrentThread else {
+            fatalError(LatticeError.wrongThread(operation: "cancelWrite()").description)
+        }
         txn.abort()
         writer = nil
         pendingError = nil
-        env.unlockWriter()
+        env.writerLock.unlock()
         didChange()
     }
 
     func requireWrite(_ operation: String) throws -> Transaction {
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: operation) }
         guard let writer else { throw LatticeError.notInWriteTransaction(operation: operation) }
+        try writer.checkThread(operation)
         return writer
     }
 
@@ -311,14 +317,14 @@ extension Lattice {
     public func deleteAll() throws {
         let txn = try requireWrite("deleteAll()")
         for info in classesByName.values {
-            try txn.drop(info.objectsDBI)
-            if let backlinks = info.backlinkDBI { try txn.drop(backlinks) }
+            try txn.drop(info.objectsTable)
+            if let backlinks = info.backlinkTable { try txn.drop(backlinks) }
             for p in info.columns {
-                if let index = p.indexDBI { try txn.drop(index) }
-                if let elements = p.collectionDBI { try txn.drop(elements) }
+                if let index = p.indexTable { try txn.drop(index) }
+                if let elements = p.collectionTable { try txn.drop(elements) }
             }
         }
-        for p in classesByName.values.flatMap(\.indexed) { if let folded = p.foldedIndexDBI { try txn.drop(folded) } }
+        for p in classesByName.values.flatMap(\.indexed) { if let folded = p.foldedIndexTable { try txn.drop(folded) } }
         didChange()
     }
 
@@ -396,14 +402,14 @@ extension Lattice {
             if let record, newKey {
                 // MDB_APPEND refuses (MDB_KEYEXIST) any key not above the last one; then a normal insert decides.
                 let put = try record.withUnsafeBytes { value in
-                    appended = try txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_APPEND))
-                    return try appended || txn.put(info.objectsDBI, objectKey, value, flags: UInt32(MDB_NOOVERWRITE))
+                    appended = try txn.put(info.objectsTable, objectKey, value, mode: .append)
+                    return try appended || txn.put(info.objectsTable, objectKey, value, mode: .insertNew)
                 }
                 if !put { return false }
             } else if let record {
-                _ = try record.withUnsafeBytes { try txn.put(info.objectsDBI, objectKey, $0) }
+                _ = try record.withUnsafeBytes { try txn.put(info.objectsTable, objectKey, $0) }
             } else {
-                try txn.delete(info.objectsDBI, objectKey)
+                try txn.delete(info.objectsTable, objectKey)
             }
             // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's array,
             // so the writes below cannot move them.
@@ -412,7 +418,7 @@ extension Lattice {
                     for p in info.maintained {
                         let was = before?.payload(p.column), now = after?.payload(p.column)
                         if samePayload(was, now) { continue }
-                        if let dbi = p.indexDBI {
+                        if let dbi = p.indexTable {
                             if let was { _ = try withIndexKey(p, payload: was) { try txn.delete(dbi, $0, value: objectKey) } }
                             if let now { try withIndexKey(p, payload: now) { try txn.putDuplicate(dbi, $0, objectKey, last: appended) } }
                         } else {
@@ -451,7 +457,7 @@ extension Lattice {
             return next
         }
         let stored = try Array(("seq:" + info.name).utf8).withUnsafeBytes { k in
-            try txn.get(metaDBI, k) { $0.map { loadLE($0, as: Int64.self) } }
+            try txn.get(metaTable, k) { $0.map { loadLE($0, as: Int64.self) } }
         }
         let next = stored ?? 1
         sequences[info.name] = next + 1

@@ -1,4 +1,3 @@
-import CLMDB
 import Foundation
 
 /// A handle on a Lattice database: a file (or an in-memory store) holding objects of model classes.
@@ -29,7 +28,7 @@ public final class Lattice {
     /// The class looked up last: loops over one class skip hashing.
     private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
-    let metaDBI: MDB_dbi
+    let metaTable: Table
     private let reader: Transaction
     private var snapshotOpen = false
     var writer: Transaction?
@@ -86,20 +85,21 @@ public final class Lattice {
             maxReaders: configuration.maxReaders,
             // The first handle of the process fixes the limit: leave room for handles with more classes.
             maxDatabases: UInt32(max(databases.count * 2, 128)),
-            residentScanBytes: configuration.residentScanBytes)
+            residentScanBytes: configuration.residentScanBytes,
+            growthWaitSeconds: configuration.growthWaitSeconds)
         let env = try Environment.acquire(path: path, options: options)
         do {
-            let (stored, dbis) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
+            let (stored, tables) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
             var byType: [ObjectIdentifier: ClassInfo] = [:]
             var byName: [String: ClassInfo] = [:]
             for model in metadata {
                 let order = stored[model.schema.className]?.properties.map(\.name) ?? model.schema.properties.map(\.name)
-                let info = ClassInfo(metadata: model, storedOrder: order, dbis: dbis)
+                let info = ClassInfo(metadata: model, storedOrder: order, tables: tables)
                 byType[ObjectIdentifier(model.type)] = info
                 byName[info.name] = info
             }
             ClassInfo.link(byName)
-            guard let meta = dbis[FileLayout.meta] else {
+            guard let meta = tables[FileLayout.meta] else {
                 throw LatticeError.invalidFile(path: path, reason: "its metadata database is missing.")
             }
             self.env = env
@@ -107,8 +107,9 @@ public final class Lattice {
             self.schema = stored
             self.classesByType = byType
             self.classesByName = byName
-            self.metaDBI = meta
-            self.reader = Transaction(readOn: env)
+            self.metaTable = meta
+            // The reader slot is taken now: a full reader table fails the open, never a later read.
+            self.reader = try Transaction(readOn: env)
         } catch {
             env.release()
             throw error
@@ -116,9 +117,16 @@ public final class Lattice {
     }
 
     deinit {
-        writer?.abort()
-        if writer != nil { env.unlockWriter() }
-        writer = nil
+        if let writer {
+            // See `abortWrite()`: another thread's write transaction cannot be ended safely from here.
+            guard writer.isOwnedByCurrentThread else {
+                fatalError("A write transaction on '\(env.path)' was left open when its handle was released on another thread; "
+                    + "end a write transaction on the thread that began it.")
+            }
+            writer.abort()
+            env.writerLock.unlock()
+        }
+        self.writer = nil
         reader.abort()
         env.release()
     }
@@ -192,47 +200,71 @@ public final class Lattice {
 
     // MARK: Opening
 
-    /// Checks (or creates) the file's metadata and opens every database of the schema.
-    /// Returns the schema in storage order and the database handles.
+    /// Checks (or creates) the file's metadata and opens every table of the schema. Returns the schema in
+    /// storage order and the tables.
+    ///
+    /// The writer lock is taken only when something must be written (a new file, a new schema version,
+    /// a missing table, `deleteIfMigrationNeeded`): opening a file whose schema is stored never waits for
+    /// another thread's or process's write.
     private static func prepare(_ env: Environment, declared: Schema, databases: [(name: String, dupSort: Bool)],
-                                configuration: Configuration) throws -> (Schema, [String: MDB_dbi]) {
+                                configuration: Configuration) throws -> (Schema, [String: Table]) {
         let path = env.path
         let writable = !env.options.readOnly
-        if writable { try env.lockWriter() }
-        defer { if writable { env.unlockWriter() } }
+        for locked in [false, true] {
+            if locked {
+                // LMDB would wait forever for this thread's own write transaction.
+                if env.isWriteTransactionOpen && env.writerLock.isHeldByCurrentThread {
+                    throw LatticeError.alreadyInWriteTransaction
+                }
+                try env.writerLock.lock()
+            }
+            defer { if locked { env.writerLock.unlock() } }
 
-        var stored = try readMetadata(env)
-        if let file = stored {
-            if file.format > FileLayout.formatVersion {
-                throw LatticeError.incompatibleFormatVersion(path: path, found: file.format, supported: FileLayout.formatVersion)
+            var stored = try readMetadata(env)
+            var mustWrite = stored == nil
+            if let file = stored {
+                if file.format > FileLayout.formatVersion {
+                    throw LatticeError.incompatibleFormatVersion(path: path, found: file.format, supported: FileLayout.formatVersion)
+                }
+                if file.version > configuration.schemaVersion {
+                    throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
+                }
+                let differences = file.schema.differences(to: declared)
+                if !differences.isEmpty {
+                    // Other handles of this process would keep reading the dropped tables: only delete when alone.
+                    if configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
+                        if locked {
+                            try env.deleteAllTables()
+                            stored = nil
+                        }
+                        mustWrite = true
+                    } else if file.version == configuration.schemaVersion {
+                        throw LatticeError.schemaMismatch(path: path, differences: differences)
+                    } else {
+                        throw LatticeError.unsupported(feature: "Migrating '\(path)' from schema version \(file.version) to "
+                            + "\(configuration.schemaVersion) (\(differences.joined(separator: " ")))")
+                    }
+                }
+                if file.version != configuration.schemaVersion { mustWrite = true }
+            } else if !writable {
+                throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata.")
             }
-            if file.version > configuration.schemaVersion {
-                throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
-            }
-            let differences = file.schema.differences(to: declared)
-            if !differences.isEmpty {
-                // Other handles of this process would keep reading the dropped databases: only delete when alone.
-                if configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
-                    try env.deleteAllDatabases()
-                    stored = nil
-                } else if file.version == configuration.schemaVersion {
-                    throw LatticeError.schemaMismatch(path: path, differences: differences)
-                } else {
-                    throw LatticeError.unsupported(feature: "Migrating '\(path)' from schema version \(file.version) to "
-                        + "\(configuration.schemaVersion) (\(differences.joined(separator: " ")))")
+            if !mustWrite {
+                let tables = try env.openTables(databases, create: false)
+                if let missing = databases.first(where: { tables[$0.name] == nil }) {
+                    if !writable { throw LatticeError.invalidFile(path: path, reason: "database '\(missing.name)' is missing.") }
+                    mustWrite = true
+                } else if let schema = stored?.schema {
+                    return (schema, tables)
                 }
             }
-        } else if !writable {
-            throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata.")
-        }
+            guard locked else { continue }
 
-        let dbis = try env.openDatabases(databases, create: writable)
-        if let missing = databases.first(where: { dbis[$0.name] == nil }) {
-            throw LatticeError.invalidFile(path: path, reason: "database '\(missing.name)' is missing.")
-        }
-        let schema = stored?.schema ?? declared
-        if writable && (stored == nil || stored!.version != configuration.schemaVersion) {
-            let meta = dbis[FileLayout.meta]!
+            let tables = try env.openTables(databases, create: true)
+            guard let meta = tables[FileLayout.meta] else {
+                throw LatticeError.invalidFile(path: path, reason: "its metadata database is missing.")
+            }
+            let schema = stored?.schema ?? declared
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]  // the same schema always stores the same bytes
             let json = try encoder.encode(schema)
@@ -245,8 +277,9 @@ public final class Lattice {
                 try putMeta(txn, meta, "schemaVersion", version)
                 try putMeta(txn, meta, "schema", Array(json))
             }
+            return (schema, tables)
         }
-        return (schema, dbis)
+        throw LatticeError.invalidFile(path: path, reason: "its metadata could not be prepared.")
     }
 
     private struct StoredMetadata {
@@ -257,12 +290,12 @@ public final class Lattice {
 
     /// The file's metadata; nil for a new, empty file.
     private static func readMetadata(_ env: Environment) throws -> StoredMetadata? {
-        let names = try env.databaseNames()
+        let names = try env.tableNames()
         guard names.contains(FileLayout.meta) else {
             if names.isEmpty { return nil }
             throw LatticeError.invalidFile(path: env.path, reason: "it is an LMDB file without Lattice metadata.")
         }
-        guard let meta = try env.openDatabases([(FileLayout.meta, false)], create: false)[FileLayout.meta] else { return nil }
+        guard let meta = try env.openTables([(FileLayout.meta, false)], create: false)[FileLayout.meta] else { return nil }
         return try env.withReadTransaction { txn in
             func value(_ key: String) throws -> [UInt8]? {
                 try Array(key.utf8).withUnsafeBytes { k in try txn.get(meta, k) { $0.map { Array($0) } } }
@@ -281,7 +314,7 @@ public final class Lattice {
         }
     }
 
-    static func putMeta(_ txn: Transaction, _ meta: MDB_dbi, _ key: String, _ value: [UInt8]) throws {
+    static func putMeta(_ txn: Transaction, _ meta: Table, _ key: String, _ value: [UInt8]) throws {
         try Array(key.utf8).withUnsafeBytes { k in _ = try value.withUnsafeBytes { v in try txn.put(meta, k, v) } }
     }
 
@@ -358,7 +391,7 @@ public final class Lattice {
     /// The record stored under `key`, copied into a storage of its own, or nil.
     private func fetchStorage(_ info: ClassInfo, key: Int64) throws -> RecordStorage? {
         let txn = try readTransaction()
-        return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.map(RecordStorage.copy) } }
+        return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }
     }
 
     /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: the record is
@@ -443,16 +476,16 @@ public final class Lattice {
 
     /// Object keys under the index key of `payload` (candidates when the key was truncated).
     func indexLookup(_ property: PropertyInfo, payload: [UInt8]) throws -> [Int64] {
-        guard let dbi = property.indexDBI else { return [] }
+        guard let dbi = property.indexTable else { return [] }
         let key = payload.withUnsafeBytes { indexKey(property, payload: $0) }
         let txn = try readTransaction()
         return try key.withUnsafeBytes { k in
             try txn.withCursor(dbi) { cursor in
                 var keys: [Int64] = []
-                var entry = try cursor.move(MDB_SET_KEY, key: k)
+                var entry = try cursor.seek(exactly: k)
                 while let e = entry {
                     keys.append(KeyCodec.int(e.value))
-                    entry = try cursor.move(MDB_NEXT_DUP)
+                    entry = try cursor.nextDuplicate()
                 }
                 return keys
             }
@@ -479,6 +512,6 @@ public final class Lattice {
 
     /// True when no class of the schema has an object.
     public var isEmpty: Bool {
-        reading("object counts") { txn in try classesByName.values.allSatisfy { try txn.count($0.objectsDBI) == 0 } }
+        reading("object counts") { txn in try classesByName.values.allSatisfy { try txn.count($0.objectsTable) == 0 } }
     }
 }

@@ -1,5 +1,3 @@
-import CLMDB
-
 /// A property as one open handle stores it: its record column, field address and index database.
 final class PropertyInfo {
     let property: Property
@@ -15,11 +13,11 @@ final class PropertyInfo {
     /// Links and collections: their unmanaged values reference other objects.
     let holdsReferences: Bool
     /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
-    var foldedIndexDBI: MDB_dbi?
+    var foldedIndexTable: Table?
     /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
-    var indexDBI: MDB_dbi?
+    var indexTable: Table?
     /// The elements database of a List (`l:`), MutableSet (`s:`) or Map (`m:`) property.
-    var collectionDBI: MDB_dbi?
+    var collectionTable: Table?
     /// The class linked to (links, collections of objects, linking objects); set once all classes exist.
     unowned var target: ClassInfo?
     /// Identifies this property in the target's backlink table (see `FileLayout.linkID`).
@@ -73,7 +71,7 @@ final class ClassInfo {
     /// Keyed by its primary key, with no links or collections: adding a new object encodes nothing
     /// else and is one put that refuses an existing key (no lookup first).
     let addsWithOnePut: Bool
-    let objectsDBI: MDB_dbi
+    let objectsTable: Table
     /// An instance no one else references may be rebound to another stored object (its class keeps
     /// no state besides `@Persisted` properties): see `Object.recycled`.
     let recyclable: Bool
@@ -81,7 +79,7 @@ final class ClassInfo {
     /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
     let maintained: [PropertyInfo]
     /// `b:Class`: who links to objects of this class (nil when nothing can).
-    let backlinkDBI: MDB_dbi?
+    let backlinkTable: Table?
     /// Link and collection-of-object properties of any class that point at this class.
     var incoming: [PropertyInfo] = []
     /// The class each incoming property belongs to, by link id.
@@ -89,7 +87,7 @@ final class ClassInfo {
 
     var name: String { schema.className }
 
-    init(metadata: ModelMetadata, storedOrder: [String], dbis: [String: MDB_dbi]) {
+    init(metadata: ModelMetadata, storedOrder: [String], tables: [String: Table]) {
         type = metadata.type
         let declared = zip(metadata.schema.properties, metadata.fields).map { property, field in
             PropertyInfo(property: property, column: storedOrder.firstIndex(of: property.name) ?? 0, field: field)
@@ -103,19 +101,19 @@ final class ClassInfo {
         primaryKey = columns.first { $0.property.isPrimaryKey }
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false
         addsWithOnePut = keyedByPrimaryKey && !columns.contains { $0.linksObjects || $0.property.collection != nil }
-        objectsDBI = dbis[FileLayout.objects(schema.className)] ?? 0
+        objectsTable = tables[FileLayout.objects(schema.className)] ?? Table(id: 0)
         recyclable = metadata.onlyPersistedState
         for p in columns {
-            if p.property.isIndexed { p.indexDBI = dbis[FileLayout.index(schema.className, p.name)] }
-            if let kind = p.property.collection { p.collectionDBI = dbis[FileLayout.collection(kind, schema.className, p.name)] }
+            if p.property.isIndexed { p.indexTable = tables[FileLayout.index(schema.className, p.name)] }
+            if let kind = p.property.collection { p.collectionTable = tables[FileLayout.collection(kind, schema.className, p.name)] }
             if p.linksObjects { p.linkID = FileLayout.linkID(schema.className, p.name) }
         }
-        for p in columns where p.indexDBI != nil && p.property.type == .string {
-            p.foldedIndexDBI = dbis[FileLayout.foldedIndex(schema.className, p.name)]
+        for p in columns where p.indexTable != nil && p.property.type == .string {
+            p.foldedIndexTable = tables[FileLayout.foldedIndex(schema.className, p.name)]
         }
-        indexed = columns.filter { $0.indexDBI != nil }
-        maintained = columns.filter { $0.indexDBI != nil || $0.isLink }
-        backlinkDBI = dbis[FileLayout.backlinks(schema.className)]
+        indexed = columns.filter { $0.indexTable != nil }
+        maintained = columns.filter { $0.indexTable != nil || $0.isLink }
+        backlinkTable = tables[FileLayout.backlinks(schema.className)]
     }
 
     /// Connects link properties to their target classes (after every class of the handle exists).

@@ -1,5 +1,3 @@
-import CLMDB
-
 /// Runs a ``QueryPlan``: yields the keys of the matching objects in ascending object-key order.
 struct QueryExecutor {
     let info: ClassInfo
@@ -29,12 +27,12 @@ struct QueryExecutor {
             return []
         case .all:
             var out: [Int64] = []
-            try txn.withCursor(info.objectsDBI) { cursor in
-                var entry = try cursor.move(MDB_FIRST)
+            try txn.withCursor(info.objectsTable) { cursor in
+                var entry = try cursor.first()
                 while let e = entry {
                     let key = KeyCodec.int(e.key)
                     if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
-                    entry = try cursor.move(MDB_NEXT)
+                    entry = try cursor.next()
                 }
             }
             return out
@@ -42,15 +40,15 @@ struct QueryExecutor {
             var out: [Int64] = []
             try QueryExecutor.walkKeys(scan, txn) { cursor in
                 if scan.objectsDB {
-                    guard let e = try cursor.move(MDB_GET_CURRENT) else { return true }
+                    guard let e = try cursor.current() else { return true }
                     let key = KeyCodec.int(e.key)
                     if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
                     return true
                 }
-                var entry = try cursor.move(MDB_GET_CURRENT)
+                var entry = try cursor.current()
                 while let e = entry {
                     out.append(KeyCodec.int(e.value))
-                    entry = try cursor.move(MDB_NEXT_DUP)
+                    entry = try cursor.nextDuplicate()
                 }
                 return true
             }
@@ -78,7 +76,7 @@ struct QueryExecutor {
     /// Whether the stored record of `key` passes `test`.
     func matches(_ key: Int64, _ test: RowTest) throws -> Bool {
         let matched = try KeyCodec.withObjectKey(key) { k in
-            try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map { test($0, context(key)) } ?? false }
+            try txn.get(info.objectsTable, k) { $0.flatMap(RecordView.init).map { test($0, context(key)) } ?? false }
         }
         try failure.check()
         return matched
@@ -97,26 +95,27 @@ struct QueryExecutor {
     /// Positions a cursor on each distinct key the scan covers, in key order, until `body` returns false.
     static func walkKeys(_ scan: IndexScan, _ txn: Transaction, _ body: (inout Cursor) throws -> Bool) throws {
         try txn.withCursor(scan.dbi) { cursor in
-            let next = scan.objectsDB ? MDB_NEXT : MDB_NEXT_NODUP
+            // The objects table has one entry per key; an index has duplicates to skip.
+            func next() throws -> Cursor.Entry? { scan.objectsDB ? try cursor.next() : try cursor.nextKey() }
             switch scan.shape {
             case let .keys(keys):
                 for key in keys {
-                    let found = try key.withUnsafeBytes { k in try cursor.move(MDB_SET_KEY, key: k) }
+                    let found = try key.withUnsafeBytes { k in try cursor.seek(exactly: k) }
                     if found != nil, try !body(&cursor) { return }
                 }
             case let .prefix(prefix):
-                var entry = try prefix.withUnsafeBytes { k in prefix.isEmpty ? try cursor.move(MDB_FIRST) : try cursor.move(MDB_SET_RANGE, key: k) }
+                var entry = try prefix.withUnsafeBytes { k in prefix.isEmpty ? try cursor.first() : try cursor.seek(atLeast: k) }
                 while let e = entry, ByteMatching.hasPrefix(e.key, prefix) {
                     if try !body(&cursor) { return }
-                    entry = try cursor.move(next)
+                    entry = try next()
                 }
             case let .range(lower, lowerInclusive, upper, upperInclusive):
                 var entry: (key: Bytes, value: Bytes)?
                 if let lower {
-                    entry = try lower.withUnsafeBytes { k in try cursor.move(MDB_SET_RANGE, key: k) }
-                    if !lowerInclusive, let e = entry, compareBytes(e.key, lower) == 0 { entry = try cursor.move(next) }
+                    entry = try lower.withUnsafeBytes { k in try cursor.seek(atLeast: k) }
+                    if !lowerInclusive, let e = entry, compareBytes(e.key, lower) == 0 { entry = try next() }
                 } else {
-                    entry = try cursor.move(MDB_FIRST)
+                    entry = try cursor.first()
                 }
                 while let e = entry {
                     if let upper {
@@ -124,7 +123,7 @@ struct QueryExecutor {
                         if order > 0 || (order == 0 && !upperInclusive) { return }
                     }
                     if try !body(&cursor) { return }
-                    entry = try cursor.move(next)
+                    entry = try next()
                 }
             }
         }

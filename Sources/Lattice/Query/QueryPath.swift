@@ -157,7 +157,7 @@ extension RowContext {
     /// Runs `body` with the record of `key` in `info`; nil when there is none.
     func record<R>(_ info: ClassInfo, _ key: Int64, _ body: (RecordView) -> R) -> R? {
         attempt(nil) {
-            try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsDBI, k) { $0.flatMap(RecordView.init).map(body) } }
+            try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsTable, k) { $0.flatMap(RecordView.init).map(body) } }
         }
     }
 

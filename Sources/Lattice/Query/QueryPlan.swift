@@ -1,5 +1,3 @@
-import CLMDB
-
 /// One access to an index (or, for a non-optional integer primary key, to the objects database,
 /// whose keys are the primary key values).
 struct IndexScan {
@@ -13,7 +11,7 @@ struct IndexScan {
     }
 
     let property: PropertyInfo
-    let dbi: MDB_dbi
+    let dbi: Table
     /// True when `dbi` is the objects database (keys are object keys, values records).
     let objectsDB: Bool
     let folded: Bool

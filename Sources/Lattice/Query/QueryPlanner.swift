@@ -1,4 +1,3 @@
-import CLMDB
 import Foundation
 
 /// Chooses how to evaluate a bound predicate: an index seek or range when a term allows it (the most
@@ -11,9 +10,9 @@ struct QueryPlanner {
     var countAlways = false
 
     func plan(_ node: BoundNode?) throws -> QueryPlan {
-        guard let node else { return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsDBI)) }
+        guard let node else { return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsTable)) }
         switch node {
-        case .constant(true): return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsDBI))
+        case .constant(true): return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsTable))
         case .constant(false): return QueryPlan(access: .none, residual: nil, estimate: 0)
         case let .and(parts): return try planAnd(parts)
         case .term, .linked: return try planAnd([node])
@@ -33,7 +32,7 @@ struct QueryPlanner {
     }
 
     private func fullScan(_ node: BoundNode) throws -> QueryPlan {
-        QueryPlan(access: .all, residual: node, estimate: try txn.count(info.objectsDBI))
+        QueryPlan(access: .all, residual: node, estimate: try txn.count(info.objectsTable))
     }
 
     /// A candidate access for a conjunction, with the parts it accounts for.
@@ -115,12 +114,12 @@ struct QueryPlanner {
         let p = term.property
         let objectsDB = info.keyedByPrimaryKey && p === info.primaryKey
         let folded: Bool
-        let dbi: MDB_dbi
+        let dbi: Table
         if term.options.isEmpty {
-            guard let d = objectsDB ? info.objectsDBI : p.indexDBI else { return .unindexed }
+            guard let d = objectsDB ? info.objectsTable : p.indexTable else { return .unindexed }
             dbi = d
             folded = false
-        } else if term.options == .caseInsensitive, let d = p.foldedIndexDBI, term.op == .equal || term.op == .in || term.op == .beginsWith {
+        } else if term.options == .caseInsensitive, let d = p.foldedIndexTable, term.op == .equal || term.op == .in || term.op == .beginsWith {
             dbi = d
             folded = true
         } else {
@@ -268,7 +267,7 @@ struct QueryPlanner {
     func estimate(_ access: QueryAccess, limit: Int) throws -> Int {
         switch access {
         case .none: return 0
-        case .all: return try txn.count(info.objectsDBI)
+        case .all: return try txn.count(info.objectsTable)
         case let .union(parts):
             var n = 0
             for part in parts where n <= limit { n += try estimate(part.access, limit: limit - n) }

@@ -1,5 +1,3 @@
-import CLMDB
-
 /// The backlink table `b:<Target>` (MDB_DUPSORT|MDB_DUPFIXED): key = target object key; each value
 /// `[u32 link id][8-byte source key][u32 count]` says that `count` links of that property of that
 /// source object point at the target. Listing or counting the sources through one property is one
@@ -18,14 +16,14 @@ extension Lattice {
 
     /// The current entry of (property, source) at `target`, if any.
     private func findBacklink(_ property: PropertyInfo, source: Int64, target: Int64, _ txn: Transaction) throws -> [UInt8]? {
-        guard let dbi = property.target?.backlinkDBI else { return nil }
+        guard let dbi = property.target?.backlinkTable else { return nil }
         let probe = backlinkEntry(property, source: source, count: 0)
         var key: [UInt8] = []
         KeyCodec.appendInt(target, to: &key)
         return try key.withUnsafeBytes { k in
             try probe.withUnsafeBytes { v in
                 try txn.withCursor(dbi) { cursor in
-                    guard let found = try cursor.seek(key: k, value: v, op: MDB_GET_BOTH_RANGE),
+                    guard let found = try cursor.seek(key: k, atLeastValue: v),
                           found.value.prefix(12).elementsEqual(probe.prefix(12)) else { return nil }
                     return Array(found.value)
                 }
@@ -44,7 +42,7 @@ extension Lattice {
     }
 
     private func adjustBacklink(_ property: PropertyInfo, source: Int64, target: Int64, by delta: Int) throws {
-        guard let txn = writer, let dbi = property.target?.backlinkDBI else { return }
+        guard let txn = writer, let dbi = property.target?.backlinkTable else { return }
         let existing = try findBacklink(property, source: source, target: target, txn)
         let count = existing.map { Int(UInt32(bigEndian: $0.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) })) } ?? 0
         var key: [UInt8] = []
@@ -60,7 +58,7 @@ extension Lattice {
 
     /// Every backlink entry of `target`: (link id, source key, number of links).
     func backlinks(of info: ClassInfo, key target: Int64, through property: PropertyInfo? = nil) throws -> [(id: UInt32, source: Int64, count: Int)] {
-        guard let dbi = info.backlinkDBI else { return [] }
+        guard let dbi = info.backlinkTable else { return [] }
         let txn = try readTransaction()
         var key: [UInt8] = []
         KeyCodec.appendInt(target, to: &key)
@@ -70,9 +68,9 @@ extension Lattice {
                 var out: [(UInt32, Int64, Int)] = []
                 var entry: (key: Bytes, value: Bytes)?
                 if let probe {
-                    entry = try probe.withUnsafeBytes { try cursor.seek(key: k, value: $0, op: MDB_GET_BOTH_RANGE) }
+                    entry = try probe.withUnsafeBytes { try cursor.seek(key: k, atLeastValue: $0) }
                 } else {
-                    entry = try cursor.move(MDB_SET_KEY, key: k)
+                    entry = try cursor.seek(exactly: k)
                 }
                 while let e = entry, e.value.count == Lattice.entrySize {
                     let id = UInt32(bigEndian: e.value.loadUnaligned(as: UInt32.self))
@@ -80,7 +78,7 @@ extension Lattice {
                     let source = KeyCodec.int(UnsafeRawBufferPointer(rebasing: e.value[4..<12]))
                     let count = Int(UInt32(bigEndian: e.value.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
                     out.append((id, source, count))
-                    entry = try cursor.move(MDB_NEXT_DUP)
+                    entry = try cursor.nextDuplicate()
                 }
                 return out
             }
@@ -90,7 +88,7 @@ extension Lattice {
     /// Removes every link to an object being deleted: to-one links become nil, list and set entries go,
     /// map values become nil. Costs O(k log n) for k incoming links, plus the length of lists holding it.
     func unlinkIncoming(_ info: ClassInfo, key: Int64) throws {
-        guard let dbi = info.backlinkDBI, let txn = writer else { return }
+        guard let dbi = info.backlinkTable, let txn = writer else { return }
         for entry in try backlinks(of: info, key: key) {
             guard let owner = info.incomingOwners[entry.id],
                   let property = info.incoming.first(where: { $0.linkID == entry.id }) else { continue }

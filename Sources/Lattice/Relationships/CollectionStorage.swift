@@ -1,5 +1,3 @@
-import CLMDB
-
 /// Keys of collection databases start with the owner's 8-byte object key, so one object's elements
 /// are one contiguous key range.
 extension Lattice {
@@ -11,16 +9,16 @@ extension Lattice {
     }
 
     /// Copies of the entries under `owner` in `dbi`: (key after the owner prefix, value).
-    func ownedEntries(_ dbi: MDB_dbi, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
+    func ownedEntries(_ dbi: Table, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
         let prefix = ownerPrefix(owner)
         let txn = try readTransaction()
         return try prefix.withUnsafeBytes { p in
             try txn.withCursor(dbi) { cursor in
                 var out: [([UInt8], [UInt8])] = []
-                var entry = try cursor.move(MDB_SET_RANGE, key: p)
+                var entry = try cursor.seek(atLeast: p)
                 while let e = entry, e.key.count >= 8, e.key.prefix(8).elementsEqual(prefix) {
                     out.append((Array(e.key.dropFirst(8)), Array(e.value)))
-                    entry = try cursor.move(MDB_NEXT)
+                    entry = try cursor.next()
                 }
                 return out
             }
@@ -75,7 +73,7 @@ struct ListStore {
         var total: Int { chunks.reduce(0) { $0 + $1.count } }
     }
 
-    private var dbi: MDB_dbi { property.collectionDBI! }
+    private var dbi: Table { property.collectionTable! }
 
     private func key(_ chunk: UInt32) -> [UInt8] {
         var key = lattice.ownerPrefix(owner)
@@ -85,7 +83,7 @@ struct ListStore {
 
     /// A directory as one handle saw it: valid while the handle's generation is unchanged.
     struct CachedDirectory {
-        let dbi: MDB_dbi
+        let dbi: Table
         let owner: Int64
         let generation: UInt64
         let directory: Directory
@@ -345,7 +343,7 @@ struct SetStore {
     let property: PropertyInfo
     let owner: Int64
 
-    private var dbi: MDB_dbi { property.collectionDBI! }
+    private var dbi: Table { property.collectionTable! }
 
     private func key(_ element: [UInt8]) -> [UInt8] { lattice.ownerPrefix(owner) + element }
 
@@ -358,7 +356,7 @@ struct SetStore {
     @discardableResult
     func insert(elementKey: [UInt8], payload: [UInt8]) throws -> Bool {
         let inserted = try key(elementKey).withUnsafeBytes { k in
-            try payload.withUnsafeBytes { try lattice.writer!.put(dbi, k, $0, flags: UInt32(MDB_NOOVERWRITE)) }
+            try payload.withUnsafeBytes { try lattice.writer!.put(dbi, k, $0, mode: .insertNew) }
         }
         if inserted {
             lattice.didChange()
@@ -408,7 +406,7 @@ struct MapStore {
     /// Map keys must leave room for the owner prefix within LMDB's key limit.
     static let maxKeyBytes = 400
 
-    private var dbi: MDB_dbi { property.collectionDBI! }
+    private var dbi: Table { property.collectionTable! }
 
     private func key(_ mapKey: String) -> [UInt8] { lattice.ownerPrefix(owner) + Array(mapKey.utf8) }
 

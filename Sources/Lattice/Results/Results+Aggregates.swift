@@ -44,7 +44,7 @@ extension Results {
         var values: [ScalarValue] = []
         for key in keys() {
             let v = try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsDBI, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(column.column), column) }
+                try txn.get(info.objectsTable, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(column.column), column) }
             }
             if v != .null { values.append(v) }
         }

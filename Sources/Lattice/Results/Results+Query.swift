@@ -82,10 +82,10 @@ extension Results {
                 if let bound = query.bound { text += " -> filter \(bound.description)" }
             } else if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
                let column = keys[0].path.rootColumn,
-               info.keyedByPrimaryKey && column.property === info.primaryKey || column.property.indexDBI != nil {
+               info.keyedByPrimaryKey && column.property === info.primaryKey || column.property.indexTable != nil {
                 let kind = column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
                 return text + "walk \(kind) \(info.name).\(column.name) \(keys[0].ascending ? "ascending" : "descending") "
-                    + "(~\(try txn.count(info.objectsDBI)) rows)"
+                    + "(~\(try txn.count(info.objectsTable)) rows)"
             } else {
                 text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
             }

@@ -1,4 +1,3 @@
-import CLMDB
 /// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
 ///
 /// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
@@ -80,7 +79,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         // All objects of a class, read outside a write: one cursor walk reads keys and records together.
         if let info, case .all = source, query.bound == nil, query.ops.isEmpty, lattice.writer == nil {
             let start = lattice.reading("the objects of '\(info.name)'") { txn in
-                (txn.id, try txn.withCursor(info.objectsDBI) { try $0.move(MDB_LAST).map { KeyCodec.int($0.key) } })
+                (txn.id, try txn.withCursor(info.objectsTable) { try $0.last().map { KeyCodec.int($0.key) } })
             }
             return Iterator(results: self, keys: nil, walk: ResultsWalk(snapshot: start.0, lastKey: start.1 ?? .min))
         }

@@ -1,5 +1,3 @@
-import CLMDB
-
 /// What a ``Results`` selects and in which order: the combined predicate of every `filter`, then the
 /// `sorted` and `distinct` steps in the order they were applied.
 struct ResultsQuery {
@@ -65,7 +63,7 @@ extension Results {
     func countWithoutReading(_ info: ClassInfo, _ txn: Transaction) throws -> Int? {
         if case .collection = source { return nil }
         if query.ops.contains(where: { if case .distinct = $0 { return true } else { return false } }) { return nil }
-        if query.bound == nil { return try txn.count(info.objectsDBI) }
+        if query.bound == nil { return try txn.count(info.objectsTable) }
         let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
         if case .none = plan.access { return 0 }
         guard plan.isExactIndexScan, case let .index(scan) = plan.access else { return nil }
@@ -113,23 +111,23 @@ enum ResultsOrdering {
         let property = column.property
         if info.keyedByPrimaryKey && property === info.primaryKey {
             var keys: [Int64] = []
-            try txn.withCursor(info.objectsDBI) { cursor in
-                var entry = try cursor.move(MDB_FIRST)
+            try txn.withCursor(info.objectsTable) { cursor in
+                var entry = try cursor.first()
                 while let e = entry {
                     keys.append(KeyCodec.int(e.key))
-                    entry = try cursor.move(MDB_NEXT)
+                    entry = try cursor.next()
                 }
             }
             return ascending ? keys : keys.reversed()
         }
-        guard let dbi = property.indexDBI else { return nil }
+        guard let dbi = property.indexTable else { return nil }
         var groups: [(key: [UInt8], objects: [Int64])] = []
         try txn.withCursor(dbi) { cursor in
-            var entry = try cursor.move(MDB_FIRST)
+            var entry = try cursor.first()
             while let e = entry {
                 if groups.last.map({ compareBytes($0.key, e.key) != 0 }) ?? true { groups.append((Array(e.key), [])) }
                 groups[groups.count - 1].objects.append(KeyCodec.int(e.value))
-                entry = try cursor.move(MDB_NEXT)
+                entry = try cursor.next()
             }
         }
         if !ascending { groups.reverse() }

@@ -1,5 +1,3 @@
-import CLMDB
-
 /// What `Results.Iterator` does, for any class: not generic, so that the per-object path is compiled
 /// once, optimized, instead of running unspecialized in every client.
 ///
@@ -83,12 +81,12 @@ struct ResultsReader {
         var entries: [BatchEntry] = []
         swap(&entries, &batch)   // refilled in place, keeping its capacity
         batchStorage = lattice.reading("the objects of '\(info.name)'") { txn in
-            try txn.withCursor(info.objectsDBI) { cursor in
+            try txn.withCursor(info.objectsTable) { cursor in
                 if let walk {
                     var entry = try walk.after.map { after in
-                        try KeyCodec.withObjectKey(after) { try cursor.move(MDB_SET_RANGE, key: $0) }
-                    } ?? cursor.move(MDB_FIRST)
-                    if let e = entry, let after = walk.after, KeyCodec.int(e.key) == after { entry = try cursor.move(MDB_NEXT) }
+                        try KeyCodec.withObjectKey(after) { try cursor.seek(atLeast: $0) }
+                    } ?? cursor.first()
+                    if let e = entry, let after = walk.after, KeyCodec.int(e.key) == after { entry = try cursor.next() }
                     // On another snapshot than the loop's, objects created since are passed over: keys
                     // above the class's last key then, or (keyed by primary key) a later creation stamp.
                     let sameSnapshot = txn.id == walk.snapshot
@@ -98,7 +96,7 @@ struct ResultsReader {
                         if sameSnapshot || !info.keyedByPrimaryKey || (RecordLayout(e.value)?.stamp ?? 0) <= UInt64(walk.snapshot) {
                             if !read.take(key, e.value) { break }
                         }
-                        entry = try cursor.move(MDB_NEXT)
+                        entry = try cursor.next()
                     }
                 } else if let keys {
                     var previous: Int64?
@@ -107,10 +105,10 @@ struct ResultsReader {
                         // After the key before it, the next entry is usually the wanted one (unless objects
                         // were added or deleted since the snapshot of keys); otherwise seek it (a seek near
                         // the cursor's page searches that page only).
-                        if let previous, previous &+ 1 == key, let e = try cursor.move(MDB_NEXT), KeyCodec.int(e.key) == key {
+                        if let previous, previous &+ 1 == key, let e = try cursor.next(), KeyCodec.int(e.key) == key {
                             entry = e
                         } else {
-                            entry = try KeyCodec.withObjectKey(key) { try cursor.move(MDB_SET_KEY, key: $0) }
+                            entry = try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }
                         }
                         previous = entry == nil ? nil : key
                         if !read.take(key, entry?.value) { break }

@@ -10,53 +10,53 @@ struct EnvironmentOptions: Sendable {
     var readOnly = false
     /// In-memory stores live in unlinked temporary files and never sync.
     var temporary = false
-    var initialMapSize = 1 << 30
+    /// Address space reserved for the map (the file grows only with the pages in use).
+    var initialMapSize = 64 << 30
     var maxReaders: UInt32 = 1022
     var maxDatabases: UInt32 = 64
     /// Bytes a read transaction's cursors walk before their pages leave the resident set (`ResidentPages`).
     var residentScanBytes = 16 << 20
+    /// How long growing the map waits for this process's read snapshots to end.
+    var growthWaitSeconds = 10
 }
 
 /// The one LMDB environment of a database file in this process.
 ///
 /// LMDB forbids opening the same file twice in one process, so every `Lattice` handle on a path shares
-/// the environment through a process-wide registry; it is closed when the last handle releases it.
+/// the environment through a process-wide registry. The last handle to release it closes it while
+/// holding the registry, so a concurrent open never sees a half-closed environment.
 ///
-/// **Map growth.** The map starts at `initialMapSize`; it grows before a write transaction while the data
-/// fills more than half of it, and when a write still hits `MDB_MAP_FULL` (see `Transaction`).
-/// `mdb_env_set_mapsize` re-maps the file, so no thread of this process may be inside an LMDB call or
-/// hold a pointer into the map at that moment: every read-transaction operation runs under
-/// `remapLock` (shared), growth takes it exclusively. Nothing outside an operation keeps map pointers
-/// (records are copied out), so held snapshots survive a re-map.
+/// **The map never moves under a reader.** A large map is reserved at open (address space only: without
+/// `MDB_WRITEMAP` the file grows with the pages in use), so growing is rare. When it must grow (the data
+/// fills more than half of it, or a write hits `MDB_MAP_FULL`), the writer waits until no read snapshot of
+/// this process is open (`SnapshotGate`), as `mdb_env_set_mapsize` requires; bytes a snapshot returns
+/// therefore stay valid for the snapshot's whole life.
 ///
-/// **Writers.** `writerLock` (in process) and `flock` on the data file (across processes) are held for a
-/// whole Lattice write transaction. Holding them while the LMDB transaction is aborted, the map grown and
-/// the logged operations replayed guarantees no other writer commits in between.
+/// **Writers.** `writerLock` (in process and across processes) is held for a whole Lattice write
+/// transaction, so no other writer commits while the LMDB transaction is aborted, the map grown and the
+/// logged operations replayed.
 final class Environment: @unchecked Sendable {
     // @unchecked Sendable is safe: `handle` is an MDB_env*, which LMDB allows to be shared by threads
-    // (MDB_NOTLS); the mutable Swift state sits in `state` (a Mutex); the pthread locks are allocated
-    // once in init and freed only in deinit, when no handle can reach this object any more.
+    // (MDB_NOTLS); the mutable Swift state sits in `state` (a Mutex); `writerLock` and `gate` are
+    // thread-safe classes.
 
     let path: String
     let handle: OpaquePointer
     let options: EnvironmentOptions
-    private let remapLock: UnsafeMutablePointer<pthread_rwlock_t>
-    private let writerLock: UnsafeMutablePointer<pthread_mutex_t>
+    let writerLock: WriterLock
+    /// Read snapshots open in this process (see the type's documentation).
+    let gate = SnapshotGate()
     private let writerFD: Int32
 
     private struct State {
         var refCount = 0
+        var closed = false
         /// Whether a write transaction is open (see `claimWriteTransaction()`).
         var writeTransactionOpen = false
-        var dbis: [String: MDB_dbi] = [:]
+        var tables: [String: Table] = [:]
         var mapSize: Int
-        /// How many times the map was re-mapped (it may move): see `ResidentPages`.
-        var remaps = 0
     }
     private let state: Mutex<State>
-
-    /// The number of re-maps so far. Stable while the remap lock is held shared.
-    var remapCount: Int { state.withLock { $0.remaps } }
 
     private static let registry = Mutex<[String: Environment]>([:])
 
@@ -86,14 +86,20 @@ final class Environment: @unchecked Sendable {
     /// How many handles of this process share the environment.
     var handleCount: Int { state.withLock { $0.refCount } }
 
-    /// Drops one reference; the last one closes the environment (and removes temporary files).
+    /// Drops one reference; the last one closes the environment (and removes temporary files), under the
+    /// registry's lock so that no open can pick it up meanwhile. The caller has ended its transactions.
     func release() {
         Environment.registry.withLock { registry in
-            let remaining = state.withLock { state -> Int in
+            let last = state.withLock { state -> Bool in
                 state.refCount -= 1
-                return state.refCount
+                if state.refCount > 0 { return false }
+                state.closed = true
+                return true
             }
-            if remaining == 0 { registry[path] = nil }
+            guard last else { return }
+            registry[path] = nil
+            mdb_env_close(handle)
+            if writerFD >= 0 { close(writerFD) }
         }
     }
 
@@ -127,15 +133,8 @@ final class Environment: @unchecked Sendable {
         mdb_env_info(env, &info)
         self.handle = env
         self.state = Mutex(State(mapSize: max(info.me_mapsize, options.initialMapSize)))
-        remapLock = .allocate(capacity: 1)
-        pthread_rwlock_init(remapLock, nil)
-        writerLock = .allocate(capacity: 1)
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE))
-        pthread_mutex_init(writerLock, &attr)
-        pthread_mutexattr_destroy(&attr)
         writerFD = options.readOnly || options.temporary ? -1 : open(path, O_RDWR | O_CLOEXEC)
+        writerLock = WriterLock(path: path, fd: writerFD)
         if options.temporary {
             // Nobody else may open a temporary store: unlink now so even a crash leaves nothing behind.
             unlink(path)
@@ -144,51 +143,44 @@ final class Environment: @unchecked Sendable {
     }
 
     deinit {
-        mdb_env_close(handle)
-        if writerFD >= 0 { close(writerFD) }
-        pthread_rwlock_destroy(remapLock)
-        remapLock.deallocate()
-        pthread_mutex_destroy(writerLock)
-        writerLock.deallocate()
+        // Normally closed by the last `release()`; an environment whose open failed half-way closes here.
+        if !state.withLock({ $0.closed }) {
+            mdb_env_close(handle)
+            if writerFD >= 0 { close(writerFD) }
+        }
     }
 
-    // MARK: Databases
+    // MARK: Tables
 
-    /// Opens (creating when `create`) the named databases, all in one transaction.
-    /// Returns the handles; a missing database (when not creating) is left out.
-    func openDatabases(_ specs: [(name: String, dupSort: Bool)], create: Bool) throws -> [String: MDB_dbi] {
+    /// Opens (creating when `create`) the named tables, all in one transaction. A missing table (when not
+    /// creating) is left out of the result.
+    func openTables(_ specs: [(name: String, dupSort: Bool)], create: Bool) throws -> [String: Table] {
         try state.withLock { state in
-            let missing = specs.filter { state.dbis[$0.name] == nil }
+            let missing = specs.filter { state.tables[$0.name] == nil }
             if !missing.isEmpty {
                 let write = create && !options.readOnly
-                // Opening reads the main database's pages: a read transaction must not race a re-map (a
-                // write one runs under the writer lock, so no other thread is growing the map).
-                func open() throws {
-                    var txn: OpaquePointer?
-                    try self.check(mdb_txn_begin(self.handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn))
-                    for spec in missing {
-                        var flags = UInt32(0)
-                        if write { flags |= UInt32(MDB_CREATE) }
-                        if spec.dupSort { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
-                        var dbi = MDB_dbi()
-                        let rc = mdb_dbi_open(txn, spec.name, flags, &dbi)
-                        if rc == MDB_NOTFOUND { continue }
-                        if rc != 0 {
-                            mdb_txn_abort(txn)
-                            if rc == MDB_INCOMPATIBLE {
-                                throw LatticeError.invalidFile(
-                                    path: self.path, reason: "database '\(spec.name)' has an unexpected layout.")
-                            }
-                            try self.check(rc)
+                var txn: OpaquePointer?
+                try check(mdb_txn_begin(handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn))
+                for spec in missing {
+                    var flags = UInt32(0)
+                    if write { flags |= UInt32(MDB_CREATE) }
+                    if spec.dupSort { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
+                    var dbi = MDB_dbi()
+                    let rc = mdb_dbi_open(txn, spec.name, flags, &dbi)
+                    if rc == MDB_NOTFOUND { continue }
+                    if rc != 0 {
+                        mdb_txn_abort(txn)
+                        if rc == MDB_INCOMPATIBLE {
+                            throw LatticeError.invalidFile(path: path, reason: "database '\(spec.name)' has an unexpected layout.")
                         }
-                        state.dbis[spec.name] = dbi
+                        try check(rc)
                     }
-                    // Committing (even a read-only transaction) keeps the new handles; aborting would close them.
-                    try self.check(mdb_txn_commit(txn))
+                    state.tables[spec.name] = Table(id: dbi)
                 }
-                try write ? open() : withMapShared(open)
+                // Committing (even a read-only transaction) keeps the new handles; aborting would close them.
+                try check(mdb_txn_commit(txn))
             }
-            return state.dbis.filter { name, _ in specs.contains { $0.name == name } }
+            return state.tables.filter { name, _ in specs.contains { $0.name == name } }
         }
     }
 
@@ -196,70 +188,62 @@ final class Environment: @unchecked Sendable {
 
     var mapSize: Int { state.withLock { $0.mapSize } }
 
-    /// Runs `body` while no re-map can happen (for operations of read transactions).
-    @inline(__always)
-    func withMapShared<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_rwlock_rdlock(remapLock)
-        defer { pthread_rwlock_unlock(remapLock) }
-        return try body()
-    }
-
-    /// Grows the map to at least `minimum` bytes (and by at least one step). Called by the writer with
-    /// no LMDB write transaction active.
-    ///
-    /// LMDB asks for no active transaction at all here; read snapshots of other handles may stay open
-    /// because a read transaction keeps no pointer into the map between calls (pages are found from
-    /// `me_map` on every access) and every read operation holds `remapLock` shared, so none is under way
-    /// (MapGrowthConcurrencyTests exercises this with reader threads).
+    /// Grows the map to at least `minimum` bytes (and by at least one step). Called by the writer with no
+    /// LMDB write transaction active; waits for this process's read snapshots to end.
     func growMap(minimum: Int = 0) throws {
-        pthread_rwlock_wrlock(remapLock)
-        defer { pthread_rwlock_unlock(remapLock) }
-        let current = state.withLock { $0.mapSize }
+        let current = mapSize
         var next = Environment.grown(current)
         while next < minimum { next = Environment.grown(next) }
-        let rc = mdb_env_set_mapsize(handle, next)
-        if rc != 0 { throw LatticeError.mapFull(path: path, mapSize: current) }
-        // LMDB rounds a size below the data up to the data's size (another process may have written more).
-        var info = MDB_envinfo()
-        mdb_env_info(handle, &info)
-        state.withLock {
-            $0.mapSize = info.me_mapsize
-            $0.remaps += 1
+        let resized: Void? = try gate.exclusive(seconds: options.growthWaitSeconds) {
+            if mdb_env_set_mapsize(handle, next) != 0 { throw LatticeError.mapFull(path: path, mapSize: current) }
+            noteMapSize()
         }
+        if resized == nil { throw snapshotsHoldMap(current) }
     }
 
-    /// One growth step: doubling, by at least 8 MiB and at most 1 GiB.
-    private static func grown(_ size: Int) -> Int { size + min(max(size, 8 << 20), 1 << 30) }
+    /// One growth step: doubling, by at least 8 MiB and at most 64 GiB.
+    private static func grown(_ size: Int) -> Int { size + min(max(size, 8 << 20), 64 << 30) }
 
     /// Grows the map before a write transaction begins while the data fills more than half of it, so a
     /// transaction seldom outgrows the map midway (which costs an abort and a replay of everything it
     /// wrote). The caller holds the writer lock, with no LMDB write transaction active.
     func reserveHeadroom() throws {
         let used = usedBytes
-        let current = mapSize
-        if used > current / 2 { try growMap(minimum: 2 * used) }
+        if used > mapSize / 2 { try growMap(minimum: 2 * used) }
     }
 
-    /// Adopts a map size grown by another process (`MDB_MAP_RESIZED`).
+    /// Adopts a map size grown by another process (`MDB_MAP_RESIZED`). The caller has made sure no
+    /// snapshot of this process is open; a write transaction of another thread may still be running, so
+    /// this retries for a while until it ends.
     func adoptMapSize() throws {
-        pthread_mutex_lock(writerLock)
-        defer { pthread_mutex_unlock(writerLock) }
-        pthread_rwlock_wrlock(remapLock)
-        defer { pthread_rwlock_unlock(remapLock) }
-        try check(mdb_env_set_mapsize(handle, 0))
+        for _ in 0..<500 {
+            let rc = mdb_env_set_mapsize(handle, 0)
+            if rc == 0 { noteMapSize(); return }
+            if rc != EINVAL { try check(rc) }
+            usleep(10_000)
+        }
+        throw LatticeError.storage(path: path, code: EBUSY, message:
+            "another process grew the file's map, and this process could not adopt the new size while its own write transaction stayed open.")
+    }
+
+    /// The error when the map must change size while snapshots of this process stay open.
+    func snapshotsHoldMap(_ current: Int) -> LatticeError {
+        .storage(path: path, code: EBUSY, message: "the data outgrew the \(current)-byte map, which can only be re-sized "
+            + "while no read snapshot of this process is open, and some stayed open for \(options.growthWaitSeconds) s; "
+            + "refresh() or invalidate() handles that keep old snapshots, or open with a larger Configuration.initialMapSize.")
+    }
+
+    private func noteMapSize() {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
-        state.withLock {
-            $0.mapSize = info.me_mapsize
-            $0.remaps += 1
-        }
+        state.withLock { $0.mapSize = info.me_mapsize }
     }
 
-    // MARK: Writer lock
+    // MARK: Write transactions
 
     /// Records that a write transaction begins; false when one is already open. The caller holds the
-    /// writer lock, which is recursive, so an open one can only belong to the same thread through another
-    /// handle: LMDB would then wait forever for the thread's own write lock.
+    /// writer lock, which its owner may take again, so an open one can only belong to the same thread
+    /// through another handle: LMDB would then wait forever for the thread's own write lock.
     func claimWriteTransaction() -> Bool {
         state.withLock { state in
             if state.writeTransactionOpen { return false }
@@ -273,23 +257,8 @@ final class Environment: @unchecked Sendable {
         state.withLock { $0.writeTransactionOpen = false }
     }
 
-    /// Takes the in-process and cross-process writer locks.
-    func lockWriter() throws {
-        pthread_mutex_lock(writerLock)
-        if writerFD >= 0 {
-            while flock(writerFD, LOCK_EX) != 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                pthread_mutex_unlock(writerLock)
-                throw LatticeError.storage(path: path, code: code, message: String(cString: strerror(code)))
-            }
-        }
-    }
-
-    func unlockWriter() {
-        if writerFD >= 0 { flock(writerFD, LOCK_UN) }
-        pthread_mutex_unlock(writerLock)
-    }
+    /// Whether a write transaction of this process is open.
+    var isWriteTransactionOpen: Bool { state.withLock { $0.writeTransactionOpen } }
 
     // MARK: Info
 
@@ -297,11 +266,16 @@ final class Environment: @unchecked Sendable {
     var usedBytes: Int {
         var info = MDB_envinfo()
         var stat = MDB_stat()
-        withMapShared {  // both read the meta pages inside the map
-            mdb_env_info(handle, &info)
-            mdb_env_stat(handle, &stat)
-        }
+        mdb_env_info(handle, &info)
+        mdb_env_stat(handle, &stat)
         return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    }
+
+    /// The id of the last committed transaction (any process): cheap, it reads the newest meta page.
+    var lastTransactionID: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_last_txnid
     }
 
     // MARK: Errors
@@ -312,6 +286,10 @@ final class Environment: @unchecked Sendable {
 
     static func check(_ rc: Int32, path: String) throws {
         guard rc != 0 else { return }
+        if rc == MDB_READERS_FULL {
+            throw LatticeError.storage(path: path, code: rc, message:
+                "every reader slot of the file is taken (Configuration.maxReaders); close handles or raise the limit.")
+        }
         throw LatticeError.storage(path: path, code: rc, message: message(rc))
     }
 
@@ -326,7 +304,7 @@ final class Environment: @unchecked Sendable {
 extension Environment {
     /// Runs `body` in a read transaction of its own.
     func withReadTransaction<R>(_ body: (Transaction) throws -> R) throws -> R {
-        let txn = Transaction(readOn: self)
+        let txn = try Transaction(readOn: self)
         try txn.renew()
         defer { txn.abort() }
         return try body(txn)
@@ -346,16 +324,16 @@ extension Environment {
     }
 
     /// Names of the named databases in the file (the keys of LMDB's main database).
-    func databaseNames() throws -> [String] {
+    func tableNames() throws -> [String] {
         try withReadTransaction { txn in
             var main = MDB_dbi()
             try check(mdb_dbi_open(txn.txn, nil, 0, &main))
-            return try txn.withCursor(main) { cursor in
+            return try txn.withCursor(Table(id: main)) { cursor in
                 var names: [String] = []
-                var entry = try cursor.move(MDB_FIRST)
+                var entry = try cursor.first()
                 while let e = entry {
                     names.append(String(decoding: e.key, as: UTF8.self))
-                    entry = try cursor.move(MDB_NEXT)
+                    entry = try cursor.next()
                 }
                 return names
             }
@@ -363,8 +341,8 @@ extension Environment {
     }
 
     /// Deletes every named database (used by `deleteIfMigrationNeeded`). The caller holds the writer lock.
-    func deleteAllDatabases() throws {
-        let names = try databaseNames()
+    func deleteAllTables() throws {
+        let names = try tableNames()
         try state.withLock { state in
             var txn: OpaquePointer?
             try check(mdb_txn_begin(handle, nil, 0, &txn))
@@ -375,7 +353,7 @@ extension Environment {
                 if rc != 0 { mdb_txn_abort(txn); try check(rc) }
             }
             try check(mdb_txn_commit(txn))
-            state.dbis = [:]
+            state.tables = [:]
         }
     }
 }

@@ -13,25 +13,27 @@ import Glibc
 /// again (a read snapshot's pages are never rewritten while it is open). Only read transactions take
 /// part: a write transaction's dirty pages are heap memory, not the map.
 final class ResidentPages {
-    private let env: Environment
     /// Bytes walked between releases.
     private let threshold: Int
     private var low = UInt.max
     private var high: UInt = 0
     private var walked = 0
-    /// `env.remapCount` when the noted range began (a re-map may have moved the map since).
-    private var remaps = 0
 
     init(env: Environment) {
-        self.env = env
         threshold = env.options.residentScanBytes
     }
 
-    /// Notes an entry a cursor returned. Called with the remap lock held shared.
+    /// Forgets the noted range (a new snapshot begins; the map may have moved while none was open).
+    func restart() {
+        low = .max
+        high = 0
+        walked = 0
+    }
+
+    /// Notes an entry a cursor returned, inside an open snapshot.
     @inline(__always)
     func note(_ key: MDB_val, _ value: MDB_val) {
         guard let data = value.mv_data else { return }
-        if walked == 0 { remaps = env.remapCount }
         let start = UInt(bitPattern: data)
         low = Swift.min(low, start)
         high = Swift.max(high, start &+ UInt(value.mv_size))
@@ -39,17 +41,14 @@ final class ResidentPages {
         if walked >= threshold { release() }
     }
 
-    /// Drops the noted pages from the resident set. Called with the remap lock held shared, so the map
-    /// cannot move meanwhile; a range begun before a re-map is forgotten instead (it may be gone).
+    /// Drops the noted pages from the resident set. The snapshot is open, so the map cannot move.
     private func release() {
-        if remaps == env.remapCount, low < high {
+        if low < high {
             let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
             let start = low & ~(page - 1)
             // Failure only means the pages stay resident.
             _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(high - start), MADV_DONTNEED)
         }
-        low = .max
-        high = 0
-        walked = 0
+        restart()
     }
 }

@@ -3,8 +3,8 @@ import CLMDB
 import Glibc
 #endif
 
-/// Bytes lent by LMDB or by the caller. Bytes from LMDB are valid only inside the closure that
-/// receives them: copy what must outlive it.
+/// Bytes lent by LMDB or by the caller. Bytes from LMDB are valid until their snapshot ends (a read
+/// transaction's reset, or the write transaction's next write): copy what must outlive that.
 typealias Bytes = UnsafeRawBufferPointer
 
 @inline(__always)
@@ -19,41 +19,52 @@ func bytes(_ val: MDB_val) -> Bytes {
 
 /// An LMDB transaction: a read snapshot or the single write transaction.
 ///
-/// Read operations of a read transaction hold the environment's remap lock (shared) for their
-/// duration; the writer's own operations need not, since only the writer grows the map.
+/// A read transaction takes its reader slot when it is created and keeps it for its life (`reset()` ends
+/// the snapshot, `renew()` starts a new one on the latest commit), so a full reader table fails the open,
+/// never a later read. While a snapshot is open the map does not move (`SnapshotGate`).
 ///
-/// Write operations are appended to a log so that a write that hits `MDB_MAP_FULL` can be retried
-/// after growing the map: the LMDB transaction is aborted, the map grown, a new transaction begun
-/// (still under the writer locks, so on the same committed state) and the log replayed. A consequence:
-/// no cursor of a write transaction may be open across a write operation.
+/// A write transaction belongs to the thread that began it (LMDB's writer mutex does): every write
+/// operation checks the calling thread and throws `LatticeError.wrongThread` otherwise. Write operations
+/// are appended to a log so that a write that hits `MDB_MAP_FULL` can be retried after growing the map:
+/// the LMDB transaction is aborted, the map grown, a new transaction begun (still under the writer lock,
+/// so on the same committed state) and the log replayed. A consequence: no cursor of a write transaction
+/// may be open across a write operation.
 final class Transaction {
     let env: Environment
     let isWrite: Bool
     private(set) var txn: OpaquePointer?
+    /// Whether a read transaction's snapshot is open (counted by the environment's gate).
+    private var snapshotOpen = false
     private let log = ReplayLog()
     private var baseID = 0
+    /// The thread that began the write transaction.
+    private let owner: pthread_t
     /// Pages walked by this read transaction's cursors (nil for the write transaction).
     private let residentPages: ResidentPages?
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
-    /// A read transaction, begun lazily by `renew()`.
-    init(readOn env: Environment) {
+    /// A read transaction holding its reader slot, with no snapshot open yet (see `renew()`).
+    init(readOn env: Environment) throws {
         self.env = env
         self.isWrite = false
+        owner = pthread_self()
         residentPages = ResidentPages(env: env)
+        try renew()
+        reset()
     }
 
     /// Begins the write transaction. The caller holds the environment's writer lock.
     init(writeOn env: Environment) throws {
         self.env = env
         self.isWrite = true
+        owner = pthread_self()
         residentPages = nil
         guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
         ownsWriteClaim = true
         do {
             try env.reserveHeadroom()
-            txn = try begin()
+            txn = try beginWrite()
         } catch {
             releaseWriteClaim()
             throw error
@@ -62,8 +73,7 @@ final class Transaction {
     }
 
     deinit {
-        if let txn { mdb_txn_abort(txn) }
-        releaseWriteClaim()
+        abort()
     }
 
     /// Whether this (write) transaction holds the environment's write-transaction claim.
@@ -74,14 +84,16 @@ final class Transaction {
         ownsWriteClaim = false
     }
 
-    private func begin() throws -> OpaquePointer? {
+    private func beginWrite() throws -> OpaquePointer? {
         while true {
             var txn: OpaquePointer?
-            // Beginning reads the meta pages inside the map: a reader must not race a re-map by the
-            // writer (the writer itself never does, it is the only thread that grows the map).
-            let rc = isWrite ? mdb_txn_begin(env.handle, nil, 0, &txn)
-                : env.withMapShared { mdb_txn_begin(env.handle, nil, UInt32(MDB_RDONLY), &txn) }
-            if rc == MDB_MAP_RESIZED { try env.adoptMapSize(); continue }
+            let rc = mdb_txn_begin(env.handle, nil, 0, &txn)
+            if rc == MDB_MAP_RESIZED {
+                guard try env.gate.exclusive(seconds: env.options.growthWaitSeconds, env.adoptMapSize) != nil else {
+                    throw env.snapshotsHoldMap(env.mapSize)
+                }
+                continue
+            }
             try env.check(rc)
             return txn
         }
@@ -90,77 +102,103 @@ final class Transaction {
     /// Starts (or restarts on the latest commit) a read snapshot.
     func renew() throws {
         precondition(!isWrite)
-        if let txn {
-            let rc = env.withMapShared { mdb_txn_renew(txn) }  // reads the meta pages, as `begin` does
-            if rc == 0 { return }
-            mdb_txn_abort(txn)
-            self.txn = nil
-            if rc != MDB_MAP_RESIZED { try env.check(rc) }
-            try env.adoptMapSize()
+        if snapshotOpen { reset() }
+        try env.gate.enter { waitForNoSnapshot in
+            while true {
+                var rc: Int32
+                if let txn {
+                    rc = mdb_txn_renew(txn)
+                } else {
+                    var fresh: OpaquePointer?
+                    rc = mdb_txn_begin(env.handle, nil, UInt32(MDB_RDONLY), &fresh)
+                    if rc == 0 { txn = fresh }
+                }
+                if rc == 0 { return }
+                guard rc == MDB_MAP_RESIZED else { try env.check(rc) ; return }
+                // Another process grew the map: adopt its size once no snapshot of ours is open.
+                guard waitForNoSnapshot() else {
+                    throw LatticeError.storage(path: env.path, code: rc, message:
+                        "another process grew the file's map and snapshots of this process stayed open; refresh or invalidate other handles.")
+                }
+                try env.adoptMapSize()
+            }
         }
-        txn = try begin()
+        snapshotOpen = true
+        residentPages?.restart()
     }
 
-    /// Releases a read snapshot; the transaction handle is kept for `renew()`.
+    /// Ends a read snapshot; the transaction keeps its reader slot for `renew()`.
     func reset() {
-        if let txn, !isWrite { mdb_txn_reset(txn) }
+        guard !isWrite, snapshotOpen, let txn else { return }
+        mdb_txn_reset(txn)
+        snapshotOpen = false
+        env.gate.leave()
     }
 
-    var isActive: Bool { txn != nil }
+    /// Whether a snapshot (or the write transaction) is open.
+    var isActive: Bool { isWrite ? txn != nil : snapshotOpen }
 
     /// The LMDB transaction id of this snapshot (the number of the last commit it sees).
-    var id: Int { txn.map { mdb_txn_id($0) } ?? 0 }
+    var id: Int { isActive ? txn.map { mdb_txn_id($0) } ?? 0 : 0 }
 
     // MARK: Reads
 
-    @inline(__always)
-    func reading<R>(_ body: () throws -> R) rethrows -> R {
-        if isWrite { return try body() }
-        return try env.withMapShared(body)
-    }
-
     /// Looks `key` up and passes the value (or nil) to `body`.
-    func get<R>(_ dbi: MDB_dbi, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
-        try reading {
-            var k = mdbVal(key)
-            var v = MDB_val()
-            let rc = mdb_get(txn, dbi, &k, &v)
-            if rc == MDB_NOTFOUND { return try body(nil) }
-            try env.check(rc)
-            return try body(bytes(v))
-        }
+    @inline(__always)
+    func get<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
+        var k = mdbVal(key)
+        var v = MDB_val()
+        let rc = mdb_get(txn, table.id, &k, &v)
+        if rc == MDB_NOTFOUND { return try body(nil) }
+        try env.check(rc)
+        return try body(bytes(v))
     }
 
-    /// Number of entries in `dbi` (O(1)).
-    func count(_ dbi: MDB_dbi) throws -> Int {
+    /// Number of entries in `table` (O(1)).
+    func count(_ table: Table) throws -> Int {
         var stat = MDB_stat()
-        try env.check(reading { mdb_stat(txn, dbi, &stat) })  // may read the database's root page
+        try env.check(mdb_stat(txn, table.id, &stat))
         return stat.ms_entries
     }
 
-    /// Opens a cursor for the duration of `body` (under the remap lock for read transactions).
-    func withCursor<R>(_ dbi: MDB_dbi, _ body: (inout Cursor) throws -> R) throws -> R {
-        try reading {
-            var cursor: OpaquePointer?
-            try env.check(mdb_cursor_open(txn, dbi, &cursor))
-            defer { mdb_cursor_close(cursor) }
-            var c = Cursor(handle: cursor, env: env, residentPages: residentPages)
-            return try body(&c)
-        }
+    /// Opens a cursor on `table` for the duration of `body`.
+    func withCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
+        var cursor: OpaquePointer?
+        try env.check(mdb_cursor_open(txn, table.id, &cursor))
+        defer { mdb_cursor_close(cursor) }
+        var c = Cursor(handle: cursor, env: env, residentPages: residentPages)
+        return try body(&c)
     }
 
     // MARK: Writes
 
-    /// Stores `value` under `key`. With `MDB_NOOVERWRITE` returns false when the key exists.
+    /// Throws unless the calling thread began this write transaction.
+    @inline(__always)
+    func checkThread(_ operation: @autoclosure () -> String) throws {
+        if pthread_equal(owner, pthread_self()) == 0 { throw LatticeError.wrongThread(operation: operation()) }
+    }
+
+    /// Whether the calling thread began this transaction.
+    var isOwnedByCurrentThread: Bool { pthread_equal(owner, pthread_self()) != 0 }
+
+    /// Stores `value` under `key` (see `PutMode`). Returns false when the mode refused the put.
     @discardableResult
-    func put(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32 = 0) throws -> Bool {
+    func put(_ table: Table, _ key: Bytes, _ value: Bytes, mode: PutMode = .upsert) throws -> Bool {
+        try checkThread("A write")
         try reserveLog(key, value)
+        let flags: UInt32
+        switch mode {
+        case .upsert: flags = 0
+        case .insertNew: flags = UInt32(MDB_NOOVERWRITE)
+        case .append: flags = UInt32(MDB_APPEND)
+        case .appendDuplicate: flags = UInt32(MDB_APPENDDUP)
+        }
         while true {
             var k = mdbVal(key)
             var v = mdbVal(value)
-            let rc = mdb_put(txn, dbi, &k, &v, flags)
+            let rc = mdb_put(txn, table.id, &k, &v, flags)
             if rc == 0 {
-                record(.put, dbi, key, value, flags: flags)
+                record(.put, table, key, value, flags: flags)
                 return true
             }
             if rc == MDB_KEYEXIST { return false }
@@ -169,24 +207,25 @@ final class Transaction {
         }
     }
 
-    /// Adds `value` to the duplicates of `key` in a sorted-duplicates database. With `last` the caller
-    /// expects it to sort after every duplicate there: `MDB_APPENDDUP` then skips the search among them
-    /// (and refuses a value that does not sort last, which a normal put then places).
-    func putDuplicate(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, last: Bool) throws {
-        if last, try put(dbi, key, value, flags: UInt32(MDB_APPENDDUP)) { return }
-        try put(dbi, key, value)
+    /// Adds `value` to the duplicates of `key` in a sorted-duplicates table. With `last` the caller
+    /// expects it to sort after every duplicate there: appending then skips the search among them (and
+    /// a value that does not sort last is placed by a normal put).
+    func putDuplicate(_ table: Table, _ key: Bytes, _ value: Bytes, last: Bool) throws {
+        if last, try put(table, key, value, mode: .appendDuplicate) { return }
+        try put(table, key, value)
     }
 
-    /// Deletes `key` (with `value`, one duplicate of a sorted-duplicates database). False when absent.
+    /// Deletes `key` (with `value`, one duplicate of a sorted-duplicates table). False when absent.
     @discardableResult
-    func delete(_ dbi: MDB_dbi, _ key: Bytes, value: Bytes? = nil) throws -> Bool {
+    func delete(_ table: Table, _ key: Bytes, value: Bytes? = nil) throws -> Bool {
+        try checkThread("A write")
         try reserveLog(key, value ?? Bytes(start: nil, count: 0))
         while true {
             var k = mdbVal(key)
             var v = value.map(mdbVal) ?? MDB_val()
-            let rc = value == nil ? mdb_del(txn, dbi, &k, nil) : mdb_del(txn, dbi, &k, &v)
+            let rc = value == nil ? mdb_del(txn, table.id, &k, nil) : mdb_del(txn, table.id, &k, &v)
             if rc == 0 {
-                record(value == nil ? .delete : .deleteDup, dbi, key, value ?? Bytes(start: nil, count: 0), flags: 0)
+                record(value == nil ? .delete : .deleteDup, table, key, value ?? Bytes(start: nil, count: 0), flags: 0)
                 return true
             }
             if rc == MDB_NOTFOUND { return false }
@@ -195,13 +234,14 @@ final class Transaction {
         }
     }
 
-    /// Empties `dbi`.
-    func drop(_ dbi: MDB_dbi) throws {
+    /// Empties `table`.
+    func drop(_ table: Table) throws {
+        try checkThread("A write")
         try reserveLog(Bytes(start: nil, count: 0), Bytes(start: nil, count: 0))
         while true {
-            let rc = mdb_drop(txn, dbi, 0)
+            let rc = mdb_drop(txn, table.id, 0)
             if rc == 0 {
-                record(.drop, dbi, Bytes(start: nil, count: 0), Bytes(start: nil, count: 0), flags: 0)
+                record(.drop, table, Bytes(start: nil, count: 0), Bytes(start: nil, count: 0), flags: 0)
                 return
             }
             if rc == MDB_MAP_FULL { try growAndReplay(); continue }
@@ -211,6 +251,7 @@ final class Transaction {
 
     func commit() throws {
         precondition(isWrite)
+        try checkThread("commitWrite()")
         while true {
             let rc = mdb_txn_commit(txn)
             if rc == 0 { txn = nil; log.reset(); releaseWriteClaim(); return }
@@ -225,11 +266,17 @@ final class Transaction {
         }
     }
 
+    /// Ends the transaction without committing (a read transaction also gives up its reader slot).
     func abort() {
-        if let txn { mdb_txn_abort(txn) }
+        if isWrite {
+            if let txn { mdb_txn_abort(txn) }
+            log.reset()
+            releaseWriteClaim()
+        } else {
+            reset()
+            if let txn { mdb_txn_abort(txn) }
+        }
         txn = nil
-        log.reset()
-        releaseWriteClaim()
     }
 
     // MARK: Growth
@@ -244,8 +291,8 @@ final class Transaction {
 
     /// Appends one operation to the log (this runs on every write operation), in room `reserveLog` made.
     @inline(__always)
-    private func record(_ op: LogOp, _ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32) {
-        log.append(op.rawValue, UInt32(dbi), flags, key, value)
+    private func record(_ op: LogOp, _ table: Table, _ key: Bytes, _ value: Bytes, flags: UInt32) {
+        log.append(op.rawValue, table.id, flags, key, value)
     }
 
     private func growAndReplay() throws {
@@ -263,7 +310,7 @@ final class Transaction {
 
     /// Begins a fresh write transaction and re-applies the log (growing again if still too small).
     private func restartAndReplay() throws {
-        txn = try begin()
+        txn = try beginWrite()
         guard mdb_txn_id(txn) == baseID else {
             // Only a writer that ignores Lattice's writer lock can get here.
             throw LatticeError.storage(
@@ -271,11 +318,12 @@ final class Transaction {
                 message: "another program committed while the map was being grown; the write was rolled back.")
         }
         let rc: Int32 = log.forEach { op, dbi, flags, k, v in
-            switch LogOp(rawValue: op)! {
-            case .put: return mdb_put(txn, dbi, &k, &v, flags)
-            case .delete: return mdb_del(txn, dbi, &k, nil)
-            case .deleteDup: return mdb_del(txn, dbi, &k, &v)
-            case .drop: return mdb_drop(txn, dbi, 0)
+            switch LogOp(rawValue: op) {
+            case .put?: return mdb_put(txn, dbi, &k, &v, flags)
+            case .delete?: return mdb_del(txn, dbi, &k, nil)
+            case .deleteDup?: return mdb_del(txn, dbi, &k, &v)
+            case .drop?: return mdb_drop(txn, dbi, 0)
+            case nil: return EINVAL
             }
         }
         if rc == MDB_MAP_FULL {
@@ -286,118 +334,5 @@ final class Transaction {
             return
         }
         try env.check(rc)
-    }
-}
-
-/// A cursor, valid inside `Transaction.withCursor`.
-struct Cursor {
-    let handle: OpaquePointer?
-    let env: Environment
-    let residentPages: ResidentPages?
-
-    /// Positions the cursor; returns the entry there, or nil.
-    @inline(__always)
-    mutating func move(_ op: MDB_cursor_op, key: Bytes? = nil) throws -> (key: Bytes, value: Bytes)? {
-        var k = key.map(mdbVal) ?? MDB_val()
-        var v = MDB_val()
-        let rc = mdb_cursor_get(handle, &k, &v, op)
-        if rc == MDB_NOTFOUND { return nil }
-        try env.check(rc)
-        residentPages?.note(k, v)
-        return (bytes(k), bytes(v))
-    }
-
-    /// Positions at an exact key/value pair of a sorted-duplicates database.
-    mutating func seek(key: Bytes, value: Bytes, op: MDB_cursor_op) throws -> (key: Bytes, value: Bytes)? {
-        var k = mdbVal(key)
-        var v = mdbVal(value)
-        let rc = mdb_cursor_get(handle, &k, &v, op)
-        if rc == MDB_NOTFOUND { return nil }
-        try env.check(rc)
-        residentPages?.note(k, v)
-        return (bytes(k), bytes(v))
-    }
-
-    /// Number of duplicates at the current key.
-    func duplicateCount() throws -> Int {
-        var n: Int = 0
-        try env.check(mdb_cursor_count(handle, &n))
-        return n
-    }
-}
-
-/// The replay log: entries `[u8 op][u32 dbi][u32 flags][u32 key count][u32 value count][key][value]`
-/// (native byte order, unaligned) copied into a buffer that grows by doubling (appending to a
-/// `[UInt8]` would check uniqueness and capacity per piece and zero-fill first).
-final class ReplayLog {
-    private var base: UnsafeMutableRawPointer?
-    private var count = 0
-    private var capacity = 0
-    private static let headerSize = 17
-
-    deinit { free(base) }
-
-    /// Bytes logged so far.
-    var byteCount: Int { count }
-
-    /// Forgets every entry and frees the buffer.
-    func reset() {
-        free(base)
-        base = nil
-        count = 0
-        capacity = 0
-    }
-
-    /// Makes room for one more entry; false when out of memory.
-    @inline(__always)
-    func reserve(keyCount: Int, valueCount: Int) -> Bool {
-        let needed = count + ReplayLog.headerSize + keyCount + valueCount
-        return needed <= capacity || grow(needed)
-    }
-
-    /// `realloc`: a large buffer is re-mapped by the kernel rather than copied.
-    private func grow(_ needed: Int) -> Bool {
-        let newCapacity = max(capacity * 2, needed, 4096)
-        guard let grown = realloc(base, newCapacity) else { return false }
-        base = grown
-        capacity = newCapacity
-        return true
-    }
-
-    /// Appends one entry, in room `reserve` made.
-    @inline(__always)
-    func append(_ op: UInt8, _ dbi: UInt32, _ flags: UInt32, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-        let size = ReplayLog.headerSize + key.count + value.count
-        precondition(count + size <= capacity, "replay log entry without reserved room")
-        let at = base.unsafelyUnwrapped + count
-        at.storeBytes(of: op, as: UInt8.self)
-        at.storeBytes(of: dbi, toByteOffset: 1, as: UInt32.self)
-        at.storeBytes(of: flags, toByteOffset: 5, as: UInt32.self)
-        at.storeBytes(of: UInt32(truncatingIfNeeded: key.count), toByteOffset: 9, as: UInt32.self)
-        at.storeBytes(of: UInt32(truncatingIfNeeded: value.count), toByteOffset: 13, as: UInt32.self)
-        if let k = key.baseAddress, !key.isEmpty { (at + ReplayLog.headerSize).copyMemory(from: k, byteCount: key.count) }
-        if let v = value.baseAddress, !value.isEmpty {
-            (at + ReplayLog.headerSize + key.count).copyMemory(from: v, byteCount: value.count)
-        }
-        count += size
-    }
-
-    /// Passes every entry in order to `body` (`op`, `dbi`, `flags`, key, value), stopping at the first
-    /// non-zero result, which it returns.
-    func forEach(_ body: (UInt8, MDB_dbi, UInt32, inout MDB_val, inout MDB_val) -> Int32) -> Int32 {
-        guard let base else { return 0 }
-        var at = 0
-        while at < count {
-            let entry = base + at
-            let keyCount = Int(entry.loadUnaligned(fromByteOffset: 9, as: UInt32.self))
-            let valueCount = Int(entry.loadUnaligned(fromByteOffset: 13, as: UInt32.self))
-            var k = MDB_val(mv_size: keyCount, mv_data: entry + ReplayLog.headerSize)
-            var v = MDB_val(mv_size: valueCount, mv_data: entry + ReplayLog.headerSize + keyCount)
-            let rc = body(entry.load(as: UInt8.self), MDB_dbi(entry.loadUnaligned(fromByteOffset: 1, as: UInt32.self)),
-                          entry.loadUnaligned(fromByteOffset: 5, as: UInt32.self), &k, &v)
-            if rc != 0 { return rc }
-            at += ReplayLog.headerSize + keyCount + valueCount
-        }
-        return 0
     }
 }
