@@ -14,6 +14,9 @@
 //       keeps adding, then blocks.
 //   hold <file>
 //       Opens a snapshot (reads the item count), prints "holding <count>", blocks until stdin closes.
+//   probe-writer <file>
+//       Prints "busy" when another process holds the file's cross-process writer lock (the `flock` every
+//       Lattice writer takes), "free" otherwise, without waiting.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
 import Foundation
@@ -156,6 +159,17 @@ func run() throws {
         let lattice = try openLattice(path)
         say("holding \(lattice.objects(MultiProcessItem.self).count)")
         while readLine() != nil {}
+
+    case "probe-writer":
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { fail("cannot open \(path)") }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            say("free")
+        } else {
+            say("busy")
+        }
 
     case "verify":
         let lattice = try openLattice(path)

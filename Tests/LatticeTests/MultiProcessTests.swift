@@ -95,6 +95,35 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertFalse(lattice.refresh(), "nothing was committed since the last refresh")
     }
 
+    /// A failed nested `beginWrite` through another handle on the same thread, and opening a handle in
+    /// the middle of a write, must not release the cross-process writer lock the outer write holds.
+    func testNestedFailureKeepsTheOuterWritersLock() throws {
+        let outer = try open()
+        let inner = try open()
+        func probe() throws -> String {
+            let child = try Helper(["probe-writer", path])
+            defer { try? child.waitForSuccess() }
+            return try child.readLine()
+        }
+        XCTAssertEqual(try probe(), "free")
+        try outer.beginWrite()
+        try outer.add(makeItem(id: 1, size: 10))
+        XCTAssertEqual(try probe(), "busy")
+        assertLatticeError(try inner.beginWrite(), .alreadyInWriteTransaction)
+        XCTAssertEqual(try probe(), "busy", "the failed nested begin released the outer write's lock")
+        let opened = try open()  // opening reads the stored schema: no lock needed, none released
+        XCTAssertEqual(opened.objects(MultiProcessItem.self).count, 0)
+        XCTAssertEqual(try probe(), "busy", "opening a handle inside the write released its lock")
+        try outer.commitWrite()
+        XCTAssertEqual(try probe(), "free")
+        // A child can now commit, and this process sees it.
+        let child = try Helper(["add", path, "10", "5", "20"])
+        XCTAssertEqual(try child.readLine(), "done")
+        try child.waitForSuccess()
+        XCTAssertTrue(inner.refresh())
+        XCTAssertEqual(inner.objects(MultiProcessItem.self).count, 6)
+    }
+
     /// Four processes commit 200 transactions each at the same time; no commit is lost and each
     /// increment saw the one before it.
     func testConcurrentWritersLoseNoCommit() throws {

@@ -300,6 +300,9 @@ public final class Lattice {
             func value(_ key: String) throws -> [UInt8]? {
                 try Array(key.utf8).withUnsafeBytes { k in try txn.get(meta, k) { $0.map { Array($0) } } }
             }
+            // The tables are created (and committed) just before the metadata: an empty metadata table is a
+            // file another thread or process is creating, or whose creator died before finishing.
+            if try txn.count(meta) == 0 { return nil }
             guard let format = try value("format"), let version = try value("schemaVersion"), let json = try value("schema") else {
                 throw LatticeError.invalidFile(path: env.path, reason: "its metadata is incomplete.")
             }
