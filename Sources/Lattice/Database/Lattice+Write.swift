@@ -65,31 +65,25 @@ extension Lattice {
         releaseSnapshot()
         try env.writerLock.lock()
         do {
-            writer = try Transaction(writeOn: env)
+            writer = WriteContext(txn: try Transaction(writeOn: env))
         } catch {
             env.writerLock.unlock()
             throw error
         }
-        pendingError = nil
-        sequences = [:]
         didChange()
     }
 
     private func finishWrite() throws {
-        guard let txn = writer else { throw LatticeError.notInWriteTransaction(operation: "commitWrite()") }
+        guard let write = writer else { throw LatticeError.notInWriteTransaction(operation: "commitWrite()") }
         // From another thread nothing may be touched: the transaction stays open for its own thread.
-        try txn.checkThread("commitWrite()")
-        if let error = pendingError {
+        try write.txn.checkThread("commitWrite()")
+        if let error = write.pendingError {
             abortWrite()
             throw error
         }
         do {
-            for (name, next) in sequences {
-                var value: [UInt8] = []
-                appendLE(next, to: &value)
-                try Lattice.putMeta(txn, metaTable, "seq:" + name, value)
-            }
-            try txn.commit()
+            try storeSequences()
+            try write.txn.commit()
         } catch {
             abortWrite()
             throw error
@@ -100,7 +94,7 @@ extension Lattice {
     }
 
     private func abortWrite() {
-        guard let txn = writer else { return }
+        guard let txn = writer?.txn else { return }
         // A non-throwing API: ending another thread's LMDB write transaction would leave LMDB's writer
         // mutex locked by that thread, hanging every writer of the file, so this stops instead.
         guard txn.isOwnedByCurrentThread else {
@@ -108,7 +102,6 @@ extension Lattice {
         }
         txn.abort()
         writer = nil
-        pendingError = nil
         env.writerLock.unlock()
         didChange()
     }
@@ -116,8 +109,8 @@ extension Lattice {
     func requireWrite(_ operation: String) throws -> Transaction {
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: operation) }
         guard let writer else { throw LatticeError.notInWriteTransaction(operation: operation) }
-        try writer.checkThread(operation)
-        return writer
+        try writer.txn.checkThread(operation)
+        return writer.txn
     }
 
     // MARK: Adding
@@ -157,7 +150,8 @@ extension Lattice {
         let info = try requireClass(type(of: object))
         // An object whose class has no links is never reached again while it is being added.
         let onePut = info.addsWithOnePut && update == .error
-        if !onePut, let key = adding[ObjectIdentifier(object)] { return key }
+        let write = writer!  // `requireWrite` checked
+        if !onePut, let key = write.adding[ObjectIdentifier(object)] { return key }
         if info.schema.isEmbedded && !embedded {
             throw LatticeError.embeddedObject(className: info.name, reason: "it can only be added through a parent's property.")
         }
@@ -197,12 +191,12 @@ extension Lattice {
         } else {
             key = try nextKey(info, txn)
         }
-        let outerPolicy = addPolicy
-        addPolicy = update
-        adding[ObjectIdentifier(object)] = key
+        let outerPolicy = write.addPolicy
+        write.addPolicy = update
+        write.adding[ObjectIdentifier(object)] = key
         defer {
-            adding[ObjectIdentifier(object)] = nil
-            addPolicy = outerPolicy
+            write.adding[ObjectIdentifier(object)] = nil
+            write.addPolicy = outerPolicy
         }
         // Integer primary keys are reused as object keys, so a new object is stamped with the id of the
         // transaction creating it (unique per commit, increasing across processes); an updated one keeps
@@ -286,28 +280,6 @@ extension Lattice {
         try deleteObject(info, key: object._key, old: old)
     }
 
-    /// Deletes one stored object with everything it owns, unlinking it everywhere.
-    func deleteObject(_ info: ClassInfo, key: Int64, old: RecordBuffer) throws {
-        let txn = try requireWrite("delete(_:)")
-        try unlinkIncoming(info, key: key)
-        for p in info.columns {
-            switch p.property.collection {
-            case .list?: try ListStore(lattice: self, property: p, owner: key).removeAll()
-            case .set?: try SetStore(lattice: self, property: p, owner: key).removeAll()
-            case .map?: try MapStore(lattice: self, property: p, owner: key).removeAll()
-            case nil: break
-            }
-        }
-        let children: [(ClassInfo, Int64)] = info.columns.compactMap { p in
-            guard p.isLink, let child = p.target, child.schema.isEmbedded else { return nil }
-            return old.withBytes { RecordView($0)?.payload(p.column).flatMap { $0.isEmpty ? nil : (child, Int64._latticeDecode($0)) } }
-        }
-        try store(info, key: key, record: nil, old: old, txn)
-        for (child, childKey) in children {
-            if let record = try fetchRecord(child, key: childKey) { try deleteObject(child, key: childKey, old: record) }
-        }
-    }
-
     /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began).
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
         for object in Array(objects) { try delete(object) }
@@ -315,17 +287,8 @@ extension Lattice {
 
     /// Deletes every object of every class in the schema.
     public func deleteAll() throws {
-        let txn = try requireWrite("deleteAll()")
-        for info in classesByName.values {
-            try txn.drop(info.objectsTable)
-            if let backlinks = info.backlinkTable { try txn.drop(backlinks) }
-            for p in info.columns {
-                if let index = p.indexTable { try txn.drop(index) }
-                if let elements = p.collectionTable { try txn.drop(elements) }
-            }
-        }
-        for p in classesByName.values.flatMap(\.indexed) { if let folded = p.foldedIndexTable { try txn.drop(folded) } }
-        didChange()
+        _ = try requireWrite("deleteAll()")
+        try removeAllObjects()
     }
 
     // MARK: Managed property writes
@@ -347,9 +310,9 @@ extension Lattice {
         do {
             try body()
         } catch let error as LatticeError {
-            if pendingError == nil { pendingError = error }
+            if writer?.pendingError == nil { writer?.pendingError = error }
         } catch {
-            if pendingError == nil { pendingError = .storage(path: env.path, code: -1, message: "\(error)") }
+            if writer?.pendingError == nil { writer?.pendingError = .storage(path: env.path, code: -1, message: "\(error)") }
         }
     }
 
@@ -360,7 +323,7 @@ extension Lattice {
 
     /// Replaces one column's payload of a managed object, keeping indexes and backlinks in step.
     func updateColumn(of object: Object, _ property: PropertyInfo, payload: [UInt8]) throws {
-        guard let txn = writer, let info = object._info else { return }
+        guard let txn = writer?.txn, let info = object._info else { return }
         try checkSize(info, property, size: payload.count)
         let old = object.liveRecord(self)
         if property.property.isPrimaryKey {
@@ -381,87 +344,9 @@ extension Lattice {
             }
             return replacing(RecordView(bytes), in: info, with: [property.column: payload])
         }
-        try store(info, key: object._key, record: record, old: old, txn)
+        try store(info, key: object._key, record: record, old: old, txn, changed: ChangeSet.columnBit(property.column))
         object._record = RecordBuffer.make(record)
         object._generation = generation
-    }
-
-    // MARK: Storage
-
-    /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes and the
-    /// backlinks of its to-one links in step with it. With `newKey`, writes only if no object has `key`
-    /// (returns false otherwise, having changed nothing); keys above every stored key are appended
-    /// (`MDB_APPEND`: no search, full pages when keys ascend).
-    @discardableResult
-    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
-               newKey: Bool = false) throws -> Bool {
-        let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
-            // An appended key is above every stored key, so above every object key in the index
-            // duplicates too: index entries can be appended as well.
-            var appended = false
-            if let record, newKey {
-                // MDB_APPEND refuses (MDB_KEYEXIST) any key not above the last one; then a normal insert decides.
-                let put = try record.withUnsafeBytes { value in
-                    appended = try txn.put(info.objectsTable, objectKey, value, mode: .append)
-                    return try appended || txn.put(info.objectsTable, objectKey, value, mode: .insertNew)
-                }
-                if !put { return false }
-            } else if let record {
-                _ = try record.withUnsafeBytes { try txn.put(info.objectsTable, objectKey, $0) }
-            } else {
-                try txn.delete(info.objectsTable, objectKey)
-            }
-            // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's array,
-            // so the writes below cannot move them.
-            try withRecordView(old) { before in
-                try withRecordView(record) { after in
-                    for p in info.maintained {
-                        let was = before?.payload(p.column), now = after?.payload(p.column)
-                        if samePayload(was, now) { continue }
-                        if let dbi = p.indexTable {
-                            if let was { _ = try withIndexKey(p, payload: was) { try txn.delete(dbi, $0, value: objectKey) } }
-                            if let now { try withIndexKey(p, payload: now) { try txn.putDuplicate(dbi, $0, objectKey, last: appended) } }
-                        } else {
-                            if let was, let target = linkedKey(was) { try removeBacklink(p, source: key, target: target) }
-                            if let now, let target = linkedKey(now) { try addBacklink(p, source: key, target: target) }
-                        }
-                    }
-                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: appended, txn)
-                }
-            }
-            return true
-        }
-        if stored { didChange() }
-        return stored
-    }
-
-    /// Runs `body` with a view of a record copy (nil when there is none or it cannot be read).
-    @inline(__always)
-    private func withRecordView<R>(_ record: RecordBuffer?, _ body: (RecordView?) throws -> R) rethrows -> R {
-        guard let record else { return try body(nil) }
-        return try record.withBytes { try body(RecordView($0)) }
-    }
-
-    /// Runs `body` with a view of encoded record bytes (nil when there are none).
-    @inline(__always)
-    private func withRecordView<R>(_ record: [UInt8]?, _ body: (RecordView?) throws -> R) rethrows -> R {
-        guard let record else { return try body(nil) }
-        return try record.withUnsafeBytes { try body(RecordView($0)) }
-    }
-
-    /// The next key of a class without an integer primary key (never reused, so stale objects never
-    /// see a newer object).
-    private func nextKey(_ info: ClassInfo, _ txn: Transaction) throws -> Int64 {
-        if let next = sequences[info.name] {
-            sequences[info.name] = next + 1
-            return next
-        }
-        let stored = try Array(("seq:" + info.name).utf8).withUnsafeBytes { k in
-            try txn.get(metaTable, k) { $0.map { loadLE($0, as: Int64.self) } }
-        }
-        let next = stored ?? 1
-        sequences[info.name] = next + 1
-        return next
     }
 
     /// Encodes the record of an unmanaged object into `out`.

@@ -31,7 +31,8 @@ public final class Lattice {
     let metaTable: Table
     private let reader: Transaction
     private var snapshotOpen = false
-    var writer: Transaction?
+    /// The open write transaction, if any.
+    var writer: WriteContext?
     /// Changes whenever what this handle sees may have changed; objects re-read their record then.
     /// Read by every property read (inlined into client models). Exclusivity checks are off: the handle
     /// is used from one isolation domain at a time, and every access is a whole load or store (or the
@@ -41,21 +42,13 @@ public final class Lattice {
     /// Always changes together with `generation`, so an object whose cached record is of the current
     /// generation is of the current epoch too (reads check the generation only).
     @usableFromInline @exclusivity(unchecked) private(set) var epoch: UInt64 = 1
-    /// An error raised where Swift cannot throw (a property setter); the write transaction fails with it.
-    var pendingError: LatticeError?
     /// Set while a type-safe query identifies a link property by reading it from a probe object: links
     /// then resolve to unread objects, whether or not the key exists (see `KeyPathResolver`).
     var probingLinks = false
-    /// Next object keys of classes without an integer primary key, while writing.
-    var sequences: [String: Int64] = [:]
-    /// Objects being added (by identity) and their keys, so cycles of new objects link correctly.
-    var adding: [ObjectIdentifier: Int64] = [:]
-    /// The update policy of the `add` in progress, applied to the objects it reaches.
-    var addPolicy: UpdatePolicy = .error
     /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`).
     var recordScratch: [UInt8] = []
-    /// The List directory decoded or written last (see `ListStore.directory()`).
-    var listDirectory: ListStore.CachedDirectory?
+    /// The List directory decoded or written last (see `listDirectory(_:owner:)`).
+    var listDirectoryCache: ListDirectoryCache?
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -117,7 +110,7 @@ public final class Lattice {
     }
 
     deinit {
-        if let writer {
+        if let writer = writer?.txn {
             // See `abortWrite()`: another thread's write transaction cannot be ended safely from here.
             guard writer.isOwnedByCurrentThread else {
                 fatalError("A write transaction on '\(env.path)' was left open when its handle was released on another thread; "
@@ -318,14 +311,14 @@ public final class Lattice {
     }
 
     static func putMeta(_ txn: Transaction, _ meta: Table, _ key: String, _ value: [UInt8]) throws {
-        try Array(key.utf8).withUnsafeBytes { k in _ = try value.withUnsafeBytes { v in try txn.put(meta, k, v) } }
+        try MetaTable(table: meta).set(txn, key, value)
     }
 
     // MARK: Snapshot
 
     /// The transaction reads go through: the write transaction, or the snapshot (opened lazily).
     func readTransaction() throws -> Transaction {
-        if let writer { return writer }
+        if let writer { return writer.txn }
         if !snapshotOpen {
             try reader.renew()
             snapshotOpen = true

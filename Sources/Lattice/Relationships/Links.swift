@@ -73,7 +73,7 @@ extension Lattice {
         if target._lattice != nil && info.schema.isEmbedded {
             throw LatticeError.embeddedObject(className: info.name, reason: "it already has a parent; assign a new unmanaged object instead.")
         }
-        return try addObject(target, update: addPolicy, embedded: info.schema.isEmbedded)
+        return try addObject(target, update: writer?.addPolicy ?? .error, embedded: info.schema.isEmbedded)
     }
 
     /// Writes a to-one link from a property setter (failures fail the transaction, as setters cannot throw).

@@ -126,7 +126,7 @@ extension Results {
         for objectKey in keys() {
             let object = lattice.materialize(Element.self, info, key: objectKey, record: nil)
             lattice.setProperty(of: object, property: p, payload: payload)
-            if let error = lattice.pendingError { throw error }
+            if let error = lattice.writer?.pendingError { throw error }
         }
     }
 }

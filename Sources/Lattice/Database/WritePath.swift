@@ -1,0 +1,354 @@
+/// The state of one write transaction of a handle.
+final class WriteContext {
+    let txn: Transaction
+    /// Next object keys of classes without an integer primary key, stored at commit.
+    var sequences: [String: Int64] = [:]
+    /// Objects being added (by identity) and their keys, so cycles of new objects link correctly.
+    var adding: [ObjectIdentifier: Int64] = [:]
+    /// The update policy of the `add` in progress, applied to the objects it reaches.
+    var addPolicy: Lattice.UpdatePolicy = .error
+    /// An error raised where Swift cannot throw (a property setter); the transaction fails with it.
+    var pendingError: LatticeError?
+    /// What the transaction changed so far.
+    var changes = ChangeSet()
+
+    init(txn: Transaction) { self.txn = txn }
+}
+
+// MARK: - The write path
+
+/// The write path: the only code that changes the file's tables. Records, indexes, case-folded
+/// indexes, backlinks and collections change here, each mutation together with everything that mirrors
+/// it, recorded in the transaction's `ChangeSet`, and moving the handle's generation once.
+extension Lattice {
+    /// The open write transaction's state (callers have checked there is one).
+    private var write: WriteContext {
+        guard let writer else { preconditionFailure("the write path runs inside a write transaction") }
+        return writer
+    }
+
+    // MARK: Records
+
+    /// Writes (record non-nil) or deletes (nil) an object's record and keeps its indexes and the
+    /// backlinks of its to-one links in step with it. With `newKey`, writes only if no object has `key`
+    /// (returns false otherwise, having changed nothing); keys above every stored key are appended (no
+    /// search, full pages when keys ascend). `changed` names the changed columns when the caller knows
+    /// them (otherwise they are found by comparing the records).
+    @discardableResult
+    func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
+               newKey: Bool = false, changed: UInt64? = nil) throws -> Bool {
+        let objects = ObjectTable(table: info.objectsTable)
+        let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
+            // An appended key is above every stored key, so above every object key in the index
+            // duplicates too: index entries can be appended as well.
+            var appended = false
+            if let record, newKey {
+                // Appending refuses any key not above the last one; then a normal insert decides.
+                let put = try record.withUnsafeBytes { value in
+                    appended = try objects.put(txn, key: objectKey, record: value, mode: .append)
+                    return try appended || objects.put(txn, key: objectKey, record: value, mode: .insertNew)
+                }
+                if !put { return false }
+            } else if let record {
+                _ = try record.withUnsafeBytes { try objects.put(txn, key: objectKey, record: $0) }
+            } else {
+                try objects.delete(txn, key: objectKey)
+            }
+            // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's array,
+            // so the writes below cannot move them.
+            try withRecordView(old) { before in
+                try withRecordView(record) { after in
+                    for p in info.maintained {
+                        let was = before?.payload(p.column), now = after?.payload(p.column)
+                        if samePayload(was, now) { continue }
+                        if let table = p.indexTable {
+                            let index = IndexTable(table: table)
+                            if let was { try withIndexKey(p, payload: was) { try index.remove(txn, indexKey: $0, objectKey: objectKey) } }
+                            if let now { try withIndexKey(p, payload: now) { try index.add(txn, indexKey: $0, objectKey: objectKey, last: appended) } }
+                        } else {
+                            if let was, let target = linkedKey(was) { try adjustBacklink(p, source: key, target: target, by: -1) }
+                            if let now, let target = linkedKey(now) { try adjustBacklink(p, source: key, target: target, by: 1) }
+                        }
+                    }
+                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: appended, txn)
+                    if old == nil {
+                        write.changes.record(info.name, key: key, .inserted)
+                    } else if after == nil {
+                        write.changes.record(info.name, key: key, .deleted)
+                    } else {
+                        write.changes.record(info.name, key: key, .modified, columns: changed ?? changedColumns(info, before, after))
+                    }
+                }
+            }
+            return true
+        }
+        if stored { didChange() }
+        return stored
+    }
+
+    /// The columns whose payloads differ between two records of a class.
+    private func changedColumns(_ info: ClassInfo, _ before: RecordView?, _ after: RecordView?) -> UInt64 {
+        var mask: UInt64 = 0
+        for p in info.columns where !samePayload(before?.payload(p.column), after?.payload(p.column)) {
+            mask |= ChangeSet.columnBit(p.column)
+        }
+        return mask
+    }
+
+    /// Keeps the case-folded indexes of `info` in step with a record write (`after`) or delete (nil).
+    private func maintainFoldedIndexes(_ info: ClassInfo, objectKey: UnsafeRawBufferPointer, before: RecordView?, after: RecordView?,
+                                       appended: Bool, _ txn: Transaction) throws {
+        for p in info.indexed {
+            guard let table = p.foldedIndexTable else { continue }
+            let folded = IndexTable(table: table)
+            let was = before?.payload(p.column), now = after?.payload(p.column)
+            if samePayload(was, now) { continue }
+            if let was { try foldedIndexKey(p, payload: was).withUnsafeBytes { try folded.remove(txn, indexKey: $0, objectKey: objectKey) } }
+            if let now { try foldedIndexKey(p, payload: now).withUnsafeBytes { try folded.add(txn, indexKey: $0, objectKey: objectKey, last: appended) } }
+        }
+    }
+
+    /// Runs `body` with a view of a record copy (nil when there is none or it cannot be read).
+    @inline(__always)
+    private func withRecordView<R>(_ record: RecordBuffer?, _ body: (RecordView?) throws -> R) rethrows -> R {
+        guard let record else { return try body(nil) }
+        return try record.withBytes { try body(RecordView($0)) }
+    }
+
+    /// Runs `body` with a view of encoded record bytes (nil when there are none).
+    @inline(__always)
+    private func withRecordView<R>(_ record: [UInt8]?, _ body: (RecordView?) throws -> R) rethrows -> R {
+        guard let record else { return try body(nil) }
+        return try record.withUnsafeBytes { try body(RecordView($0)) }
+    }
+
+    /// The next key of a class without an integer primary key (never reused, so stale objects never
+    /// see a newer object). Stored at commit by `storeSequences()`.
+    func nextKey(_ info: ClassInfo, _ txn: Transaction) throws -> Int64 {
+        if let next = write.sequences[info.name] {
+            write.sequences[info.name] = next + 1
+            return next
+        }
+        let stored = try MetaTable(table: metaTable).value(txn, "seq:" + info.name).map { $0.withUnsafeBytes { loadLE($0, as: Int64.self) } }
+        let next = stored ?? 1
+        write.sequences[info.name] = next + 1
+        return next
+    }
+
+    /// Stores the key sequences used by the transaction (just before it commits).
+    func storeSequences() throws {
+        let meta = MetaTable(table: metaTable)
+        for (name, next) in write.sequences {
+            var value: [UInt8] = []
+            appendLE(next, to: &value)
+            try meta.set(write.txn, "seq:" + name, value)
+        }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes one stored object with everything it owns, unlinking it everywhere.
+    func deleteObject(_ info: ClassInfo, key: Int64, old: RecordBuffer) throws {
+        let txn = write.txn
+        try unlinkIncoming(info, key: key)
+        for p in info.columns where p.property.collection != nil {
+            try clearCollection(p, owner: key)
+        }
+        let children: [(ClassInfo, Int64)] = info.columns.compactMap { p in
+            guard p.isLink, let child = p.target, child.schema.isEmbedded else { return nil }
+            return old.withBytes { RecordView($0)?.payload(p.column).flatMap { $0.isEmpty ? nil : (child, Int64._latticeDecode($0)) } }
+        }
+        try store(info, key: key, record: nil, old: old, txn)
+        for (child, childKey) in children {
+            if let record = try fetchRecord(child, key: childKey) { try deleteObject(child, key: childKey, old: record) }
+        }
+    }
+
+    /// Empties every table of every class.
+    func removeAllObjects() throws {
+        let txn = write.txn
+        for info in classesByName.values {
+            var key: Int64?
+            try txn.withCursor(info.objectsTable) { cursor in
+                var entry = try cursor.first()
+                while let e = entry {
+                    key = KeyCodec.int(e.key)
+                    if let key { write.changes.record(info.name, key: key, .deleted) }
+                    entry = try cursor.next()
+                }
+            }
+            try ObjectTable(table: info.objectsTable).removeAll(txn)
+            if let backlinks = info.backlinkTable { try BacklinkTable(table: backlinks).removeAll(txn) }
+            for p in info.columns {
+                if let index = p.indexTable { try IndexTable(table: index).removeAll(txn) }
+                if let folded = p.foldedIndexTable { try IndexTable(table: folded).removeAll(txn) }
+                if let elements = p.collectionTable { try txn.drop(elements) }
+            }
+        }
+        didChange()
+    }
+
+    // MARK: Backlinks
+
+    /// Changes the number of links of `property` from `source` to `target` by `delta`.
+    func adjustBacklink(_ property: PropertyInfo, source: Int64, target: Int64, by delta: Int) throws {
+        guard let table = property.target?.backlinkTable else { return }
+        try BacklinkTable(table: table).adjust(write.txn, linkID: property.linkID, source: source, target: target, by: delta)
+    }
+
+    /// Removes every link to an object being deleted: to-one links become nil, list and set entries go,
+    /// map values become nil. Costs O(k log n) for k incoming links, plus the length of lists holding it.
+    private func unlinkIncoming(_ info: ClassInfo, key: Int64) throws {
+        guard let table = info.backlinkTable else { return }
+        let txn = write.txn
+        let backlinks = BacklinkTable(table: table)
+        for entry in try backlinks.entries(txn, target: key) {
+            guard let owner = info.incomingOwners[entry.linkID],
+                  let property = info.incoming.first(where: { $0.linkID == entry.linkID }) else { continue }
+            switch property.property.collection {
+            case nil:
+                guard let record = try fetchRecord(owner, key: entry.source) else { continue }
+                let updated = record.withBytes { replacing(RecordView($0), in: owner, with: [property.column: []]) }
+                try store(owner, key: entry.source, record: updated, old: record, txn, changed: ChangeSet.columnBit(property.column))
+            case .list?:
+                var needle: [UInt8] = []
+                Varint.append(Varint.zigzag(key), to: &needle)
+                var index = 0
+                for payload in try listPayloads(property, owner: entry.source) {
+                    if payload == needle {
+                        try listRemove(property, owner: entry.source, index..<index + 1, updatingLinks: false)
+                    } else {
+                        index += 1
+                    }
+                }
+            case .set?:
+                var elementKey: [UInt8] = []
+                KeyCodec.appendInt(key, to: &elementKey)
+                try setRemove(property, owner: entry.source, elementKey: elementKey, updatingLinks: false)
+            case .map?:
+                let table = MapTable(table: property.collectionTable!, owner: entry.source)
+                for item in try table.entries(txn) where item.payload.withUnsafeBytes(linkedKey) == key {
+                    try mapSet(property, owner: entry.source, item.key, payload: [], updatingLinks: false)
+                }
+            }
+        }
+        try backlinks.removeAll(txn, target: key)
+        didChange()
+    }
+
+    /// Keeps backlinks in step with element payloads entering or leaving a collection of objects;
+    /// embedded elements that leave are deleted.
+    private func elementsChanged(_ property: PropertyInfo, owner: Int64, added: [[UInt8]], removed: [[UInt8]]) throws {
+        guard property.linksObjects, let target = property.target else { return }
+        for payload in removed {
+            guard let key = payload.withUnsafeBytes(linkedKey) else { continue }
+            try adjustBacklink(property, source: owner, target: key, by: -1)
+            if target.schema.isEmbedded, let record = try fetchRecord(target, key: key) {
+                try deleteObject(target, key: key, old: record)
+            }
+        }
+        for payload in added {
+            guard let key = payload.withUnsafeBytes(linkedKey) else { continue }
+            try adjustBacklink(property, source: owner, target: key, by: 1)
+        }
+    }
+
+    // MARK: Collections
+
+    private func collectionName(_ property: PropertyInfo) -> String { "\(property.ownerName).\(property.name)" }
+
+    /// Removes every element of a collection property of `owner`.
+    func clearCollection(_ property: PropertyInfo, owner: Int64) throws {
+        switch property.property.collection {
+        case .list?:
+            let count = try listDirectory(property, owner: owner).total
+            try listRemove(property, owner: owner, 0..<count)
+        case .set?:
+            let table = SetTable(table: property.collectionTable!, owner: owner)
+            for entry in try table.entries(write.txn) { try setRemove(property, owner: owner, elementKey: entry.key) }
+        case .map?:
+            let table = MapTable(table: property.collectionTable!, owner: owner)
+            for entry in try table.entries(write.txn) { try mapSet(property, owner: owner, entry.key, payload: nil) }
+        case nil:
+            break
+        }
+    }
+
+    /// Inserts payloads into a List before entry `index` (`index == count` appends).
+    func listInsert(_ property: PropertyInfo, owner: Int64, _ payloads: [[UInt8]], at index: Int) throws {
+        guard !payloads.isEmpty else { return }
+        let table = ListTable(table: property.collectionTable!, owner: owner)
+        var directory = try listDirectory(property, owner: owner)
+        try table.insert(write.txn, payloads, at: index, directory: &directory)
+        listChanged(property, owner: owner, directory, .insert(index..<index + payloads.count))
+        try elementsChanged(property, owner: owner, added: payloads, removed: [])
+    }
+
+    /// Removes the entries of a List in `range` and returns their payloads.
+    @discardableResult
+    func listRemove(_ property: PropertyInfo, owner: Int64, _ range: Range<Int>, updatingLinks: Bool = true) throws -> [[UInt8]] {
+        guard !range.isEmpty else { return [] }
+        let table = ListTable(table: property.collectionTable!, owner: owner)
+        var directory = try listDirectory(property, owner: owner)
+        let removed = try table.remove(write.txn, range, directory: &directory)
+        listChanged(property, owner: owner, directory, directory.chunks.isEmpty ? .clear : .remove(range))
+        if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: removed) }
+        return removed
+    }
+
+    /// Replaces entry `index` of a List.
+    func listReplace(_ property: PropertyInfo, owner: Int64, at index: Int, with payload: [UInt8]) throws {
+        let table = ListTable(table: property.collectionTable!, owner: owner)
+        let directory = try listDirectory(property, owner: owner)
+        let old = try table.replace(write.txn, at: index, with: payload, in: directory)
+        listChanged(property, owner: owner, directory, .set(index))
+        try elementsChanged(property, owner: owner, added: [payload], removed: [old])
+    }
+
+    /// Notes a List change: the handle's view moved, its cached directory is `directory`.
+    private func listChanged(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory, _ operation: ChangeSet.CollectionOperation) {
+        write.changes.record(collectionName(property), owner: owner, operation)
+        didChange()
+        cacheListDirectory(property, owner: owner, directory)
+    }
+
+    /// Adds an element to a MutableSet; false when an equal one is already there.
+    @discardableResult
+    func setInsert(_ property: PropertyInfo, owner: Int64, elementKey: [UInt8], payload: [UInt8]) throws -> Bool {
+        let table = SetTable(table: property.collectionTable!, owner: owner)
+        guard try table.insert(write.txn, elementKey: elementKey, payload: payload) else { return false }
+        write.changes.record(collectionName(property), owner: owner, .key(elementKey))
+        didChange()
+        try elementsChanged(property, owner: owner, added: [payload], removed: [])
+        return true
+    }
+
+    /// Removes an element from a MutableSet; false when absent.
+    @discardableResult
+    func setRemove(_ property: PropertyInfo, owner: Int64, elementKey: [UInt8], updatingLinks: Bool = true) throws -> Bool {
+        let table = SetTable(table: property.collectionTable!, owner: owner)
+        guard let payload = try table.payload(write.txn, elementKey: elementKey) else { return false }
+        try table.remove(write.txn, elementKey: elementKey)
+        write.changes.record(collectionName(property), owner: owner, .key(elementKey))
+        didChange()
+        if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: [payload]) }
+        return true
+    }
+
+    /// Sets (payload non-nil) or removes (nil) an entry of a Map.
+    func mapSet(_ property: PropertyInfo, owner: Int64, _ mapKey: String, payload: [UInt8]?, updatingLinks: Bool = true) throws {
+        if mapKey.utf8.count > MapTable.maxKeyBytes || mapKey.isEmpty {
+            throw LatticeError.wrongType(className: property.target?.name ?? "Map", property: property.name,
+                                         expected: "a map key of 1 to \(MapTable.maxKeyBytes) bytes",
+                                         found: "a key of \(mapKey.utf8.count) bytes")
+        }
+        let table = MapTable(table: property.collectionTable!, owner: owner)
+        let old = try table.payload(write.txn, for: mapKey)
+        if payload != nil || old != nil { try table.set(write.txn, mapKey, payload: payload) }
+        write.changes.record(collectionName(property), owner: owner, .key(Array(mapKey.utf8)))
+        didChange()
+        if updatingLinks {
+            try elementsChanged(property, owner: owner, added: payload.map { [$0] } ?? [], removed: old.map { [$0] } ?? [])
+        }
+    }
+}
