@@ -2,13 +2,21 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-/// A `for … in` loop over results may hand out one instance again for the next object once the loop
-/// kept no reference to it. Nothing a program can observe may change because of that.
+/// A class that opts in may have a `for … in` loop hand out one instance again for the next object once
+/// the loop kept no reference to it; without the opt-in every object is a new instance.
 final class IterationRecyclingTests: XCTestCase {
     final class Plain: Object {
         @Persisted(primaryKey: true) var id: Int64
         @Persisted(indexed: true) var group = 0
         @Persisted var name = ""
+        override class var reusesInstancesWhileIterating: Bool { true }
+    }
+
+    /// Counts its deinitializations: a class that did not opt in sees one per object a loop hands out.
+    final class Counted: Object {
+        nonisolated(unsafe) static var deinits = 0
+        @Persisted(primaryKey: true) var id: Int64
+        deinit { Counted.deinits += 1 }
     }
 
     /// Keeps state of its own besides its `@Persisted` properties.
@@ -23,7 +31,7 @@ final class IterationRecyclingTests: XCTestCase {
 
     override func setUp() {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("recycling-\(UUID().uuidString).lattice")
-        config = Lattice.Configuration(fileURL: url, objectTypes: [Plain.self, Annotated.self])
+        config = Lattice.Configuration(fileURL: url, objectTypes: [Plain.self, Annotated.self, Counted.self])
     }
 
     override func tearDown() {
@@ -44,6 +52,20 @@ final class IterationRecyclingTests: XCTestCase {
                 try lattice.add(annotated)
             }
         }
+    }
+
+    /// Without the opt-in, a loop keeping nothing still creates and releases one instance per object, so
+    /// a model's `init()` and `deinit` run as often as in code that builds the objects by hand.
+    func testClassesThatDidNotOptInGetOneInstancePerObject() throws {
+        let lattice = try Lattice(configuration: config)
+        try lattice.write {
+            for id in 1...300 as ClosedRange<Int64> { try lattice.create(Counted.self, value: ["id": id]) }
+        }
+        Counted.deinits = 0
+        var sum: Int64 = 0
+        for counted in lattice.objects(Counted.self) { sum += counted.id }
+        XCTAssertEqual(sum, 300 * 301 / 2)
+        XCTAssertEqual(Counted.deinits, 300)
     }
 
     /// Objects the loop keeps stay the objects they were, whichever way the loop keeps them.

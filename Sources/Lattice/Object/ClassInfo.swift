@@ -76,8 +76,8 @@ final class ClassInfo {
     /// else and is one put that refuses an existing key (no lookup first).
     let addsWithOnePut: Bool
     let objectsTable: Table
-    /// An instance no one else references may be rebound to another stored object (its class keeps
-    /// no state besides `@Persisted` properties): see `Object.recycled`.
+    /// An instance no one else references may be rebound to another stored object (the class opted in
+    /// and keeps no state besides `@Persisted` properties): see `Object.recycled`.
     let recyclable: Bool
     let indexed: [PropertyInfo]
     /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
@@ -107,7 +107,7 @@ final class ClassInfo {
         keyedByPrimaryKey = primaryKey.map { $0.property.type.isInteger && !$0.property.isOptional } ?? false
         addsWithOnePut = keyedByPrimaryKey && !columns.contains { $0.linksObjects || $0.property.collection != nil }
         objectsTable = tables[FileLayout.objects(schema.className)] ?? Table(id: 0)
-        recyclable = metadata.onlyPersistedState
+        recyclable = metadata.onlyPersistedState && metadata.type.reusesInstancesWhileIterating
         for p in columns {
             if p.property.isIndexed { p.indexTable = tables[FileLayout.index(schema.className, p.name)] }
             if let kind = p.property.collection { p.collectionTable = tables[FileLayout.collection(kind, schema.className, p.name)] }

@@ -51,6 +51,21 @@ open class Object: CustomStringConvertible, Hashable {
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {}
 
+    /// Whether a `for … in` loop over results of this class may reuse one instance for several objects.
+    ///
+    /// Off by default: every object a loop hands out is a new instance, so the class's `init()` and
+    /// `deinit` run once per object. Override it to return `true` when neither has side effects a program
+    /// could notice; then, when the loop body kept no reference to the previous step's object (no
+    /// variable, collection, weak or unowned reference holds it), the iterator points that instance at
+    /// the next object instead of allocating one, so a loop that keeps nothing costs no allocation per
+    /// object. An object the loop keeps stays the object it was. Classes with stored properties besides
+    /// `@Persisted` ones always get new instances. Lattice cannot check this promise (an initializer's
+    /// or deinitializer's side effects are invisible to it), which is why it is opt-in; the
+    /// `lattice-codegen` tool turns it on for the classes it generates, whose bodies it writes whole.
+    /// `ObjectIdentifier`s of objects from different steps of such a loop may be equal: compare objects
+    /// with `==`.
+    open class var reusesInstancesWhileIterating: Bool { false }
+
     /// The handle managing this object, or nil while unmanaged.
     public var lattice: Lattice? { _lattice }
 
@@ -170,9 +185,9 @@ open class Object: CustomStringConvertible, Hashable {
 
     /// `spare` (an attached instance) rebound to the stored object `key` of the same class, when no one
     /// can tell: `spare` is the only reference to it (no other strong, weak or unowned one, so nobody
-    /// holds the object it stood for). Nil otherwise. For classes keeping no state besides `@Persisted`
-    /// properties (`ClassInfo.recyclable`): spares an iterator the allocation, set-up and release of an
-    /// object on every step of a loop that keeps none.
+    /// holds the object it stood for). Nil otherwise. Only for classes that opted in and keep no state
+    /// besides `@Persisted` properties (`ClassInfo.recyclable`): spares an iterator the allocation, set-up
+    /// and release of an object on every step of a loop that keeps none.
     static func recycled(_ spare: inout Object?, _ lattice: Lattice, key: Int64, storage: Unmanaged<RecordStorage>,
                          slice: RecordSlice) -> Object? {
         guard isKnownUniquelyReferenced(&spare), let address = unsafeBitCast(spare, to: UnsafeRawPointer?.self) else { return nil }
