@@ -152,12 +152,12 @@ extension List: _PersistableCollection {
     /// The element type.
     public typealias _StoredElement = Element
 
-    /// A list, or an array whose elements all convert.
+    /// A new unmanaged list of the elements of an array, List, MutableSet, Results or LinkingObjects, when
+    /// they all convert (a copy: the list given is not shared).
     public static func _latticeCast(_ value: Any) -> List? {
-        if let list = value as? List { return list }
-        guard let array = value as? [Any] else { return nil }
+        guard let elements = Lattice.elements(of: value) else { return nil }
         let list = List()
-        for item in array {
+        for item in elements {
             guard let element = Element._latticeCast(item) else { return nil }
             list.values.append(element)
         }

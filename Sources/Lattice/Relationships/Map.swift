@@ -89,16 +89,27 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     public var description: String { describeCollection("Map<\(Key.self), \(Value.self)>", Array(self)) }
 }
 
+/// A Map whatever its types: its entries by key string, as `Any` (nil values as `Optional<Any>.none`).
+protocol AnyMap {
+    var anyEntries: [String: Any] { get }
+}
+
+extension Map: AnyMap {
+    var anyEntries: [String: Any] {
+        Dictionary(map { ($0.key._mapKeyString, $0.value as Any) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
 extension Map: _PersistableCollection {
     /// The element type.
     public typealias _StoredElement = Value
 
-    /// A map, or a `[String: Any]` dictionary whose values all convert.
+    /// A new unmanaged map of the entries of a `[String: Any]` dictionary or a Map, when they all convert
+    /// (a copy: the map given is not shared).
     public static func _latticeCast(_ value: Any) -> Map? {
-        if let map = value as? Map { return map }
-        guard let dictionary = value as? [String: Any] else { return nil }
+        guard let entries = Lattice.entries(of: value) else { return nil }
         let map = Map()
-        for (key, item) in dictionary {
+        for (key, item) in entries {
             guard let element = Value._latticeCast(item) else { return nil }
             map.storage[Key(_mapKeyString: key)] = element
         }

@@ -128,12 +128,12 @@ extension MutableSet: _PersistableCollection {
     /// The element type.
     public typealias _StoredElement = Element
 
-    /// A set, or an array whose elements all convert.
+    /// A new unmanaged set of the elements of an array, List, MutableSet, Results or LinkingObjects, when
+    /// they all convert (a copy: the set given is not shared).
     public static func _latticeCast(_ value: Any) -> MutableSet? {
-        if let set = value as? MutableSet { return set }
-        guard let array = value as? [Any] else { return nil }
+        guard let elements = Lattice.elements(of: value) else { return nil }
         let set = MutableSet()
-        for item in array {
+        for item in elements {
             guard let element = Element._latticeCast(item) else { return nil }
             set.insert(element)
         }
