@@ -74,6 +74,32 @@ extension Lattice {
         for (p, collection) in collections { try collection._latticeDidAdd(object, column: p.column) }
     }
 
+    /// Sets properties of the managed object `object` from values as `create` takes them (nested values
+    /// build new objects). Errors in the values are thrown before anything is written; with
+    /// `recordingWriteErrors`, errors while writing fail the write transaction at commit instead, as a
+    /// property setter's do.
+    func assign(_ values: [String: Any], to object: Object, recordingWriteErrors: Bool) throws {
+        _ = try requireWrite("setValue(_:forKey:)")
+        guard let info = object._info, let record = try object.currentRecord(self) else {
+            throw LatticeError.objectInvalidated(className: object.objectSchema.className)
+        }
+        var values = values
+        if let pk = info.primaryKey, let value = values[pk.name] {
+            var payload: [UInt8] = []
+            guard pk.valueType.encodeAny(value, into: &payload) else { throw Lattice.wrongType(info.name, pk.property, pk.valueType, value) }
+            let current = record.withBytes { RecordView($0)?.payload(pk.column).map(Array.init) }
+            if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: pk.name) }
+            values[pk.name] = nil
+        }
+        let builder = ObjectBuilder(lattice: self, update: .error)
+        try builder.enqueueUpdate(object, info, values, record: record)
+        if recordingWriteErrors {
+            recordingFailure { try builder.write(object) }
+        } else {
+            try builder.write(object)
+        }
+    }
+
     // MARK: Dynamic values
 
     /// Property values keyed by name, from a dictionary, an array in declaration order, an object (its
@@ -213,15 +239,21 @@ private final class ObjectBuilder {
         let values = try Lattice.namedValues(value, info.declared.map(\.property), className: info.name)
         if let existing = try existingObject(info, values, current: current) {
             if let source { built[Source(source)] = (source, existing.object) }
-            let resolved = try resolve(values, info, record: existing.record)
-            try Lattice.apply(resolved, to: info.type.init(), className: info.name)  // checks every value now
-            updates.append((existing.object, info, resolved))
+            try enqueueUpdate(existing.object, info, values, record: existing.record)
             return existing.object
         }
         let object = info.type.init()
         if let source { built[Source(source)] = (source, object) }
         try Lattice.apply(try resolve(values, info, record: nil), to: object, className: info.name)
         return object
+    }
+
+    /// Checks `values` for the stored object `object` (whose record is `record`) and keeps them, links and
+    /// elements turned into objects, for ``write(_:)``.
+    func enqueueUpdate(_ object: Object, _ info: ClassInfo, _ values: [String: Any], record: RecordBuffer) throws {
+        let resolved = try resolve(values, info, record: record)
+        try Lattice.apply(resolved, to: info.type.init(), className: info.name)  // checks every value now
+        updates.append((object, info, resolved))
     }
 
     /// The stored object that `values` update, if any (only when updating).

@@ -53,6 +53,19 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         return cache.keys
     }
 
+    /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`).
+    public var lattice: Lattice? { managed?.owner._lattice }
+
+    /// True once the object linked to has been deleted or its handle invalidated; always false while unmanaged.
+    public var isInvalidated: Bool { managed?.owner.isInvalidated ?? false }
+
+    /// The first position of `object` among the linking objects, or nil.
+    public func index(of object: Element) -> Int? {
+        guard let managed, object._lattice?.env === managed.lattice.env, let (originInfo, _) = origin,
+              object._info?.name == originInfo.name else { return nil }
+        return keys().firstIndex(of: object._key)
+    }
+
     /// 0.
     public var startIndex: Int { 0 }
     /// ``count``.

@@ -38,6 +38,14 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         return cache.keys
     }
 
+    /// True when the results can no longer be read: those of a List, MutableSet or LinkingObjects whose
+    /// owner was deleted or whose handle was invalidated. Results of a whole class stay valid: after
+    /// ``Lattice/invalidate()`` they read the latest commit (where Realm's would be invalidated).
+    public var isInvalidated: Bool {
+        if case let .collection(owner, _) = source { return owner.isInvalidated }
+        return false
+    }
+
     /// 0.
     public var startIndex: Int { 0 }
     /// ``count``.
