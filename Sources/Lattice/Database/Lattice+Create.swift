@@ -79,10 +79,13 @@ extension Lattice {
     /// `recordingWriteErrors`, errors while writing fail the write transaction at commit instead, as a
     /// property setter's do.
     func assign(_ values: [String: Any], to object: Object, recordingWriteErrors: Bool) throws {
-        _ = try requireWrite("setValue(_:forKey:)")
-        guard let info = object._info, let record = try object.currentRecord(self) else {
-            throw LatticeError.objectInvalidated(className: object.objectSchema.className)
+        let className = object.objectSchema.className
+        guard let info = object._info else { throw LatticeError.objectNotManaged(className: className, operation: "setValue(_:forKey:)") }
+        for name in values.keys where info.property(named: name) == nil {
+            throw LatticeError.unknownProperty(className: className, property: name)
         }
+        _ = try requireWrite("setValue(_:forKey:) of " + values.keys.sorted().map { "'\(className).\($0)'" }.joined(separator: ", "))
+        guard let record = try object.currentRecord(self) else { throw LatticeError.objectInvalidated(className: className) }
         var values = values
         if let pk = info.primaryKey, let value = values[pk.name] {
             var payload: [UInt8] = []
