@@ -143,6 +143,7 @@ final class RealmNamesTests: XCTestCase {
                 tags.insert(objectsIn: ["b", "a", "c", "a"])
                 XCTAssertEqual(elements(tags), ["a", "b", "c"], "positions follow the set's order")
                 XCTAssertEqual(tags.first, "a")
+                XCTAssertEqual(tags.last, "c")
                 XCTAssertEqual(tags.index(of: "c"), 2)
                 XCTAssertEqual(tags.map { $0.uppercased() }, ["A", "B", "C"])
                 XCTAssertEqual(tags.remove(at: 1), "b")
@@ -183,6 +184,9 @@ final class RealmNamesTests: XCTestCase {
                 scores.merge(["c": 30, "d": 4]) { $0 + $1 }
                 XCTAssertEqual(scores.remove(at: 0).key, "b")
                 XCTAssertTrue(scores.contains { $0.value == 4 })
+                XCTAssertEqual([scores.min(), scores.max()], [4, 33])
+                XCTAssertEqual(scores.sum(), 37)
+                XCTAssertEqual(scores.last?.key, "d")
             }
         }
         let scores = try ann(try db.open(types)).scores
@@ -289,6 +293,8 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertTrue(unmanaged.isSameObject(as: unmanaged))
         XCTAssertFalse(unmanaged.isSameObject(as: RNDog()))
         XCTAssertEqual(RNDog.className(), "RNDog")
+        XCTAssertEqual(RNDog.primaryKey(), "id")
+        XCTAssertNil(CNToy.primaryKey())
         XCTAssertEqual(RNDog.sharedSchema()?.properties.map(\.name), ["id", "name", "age", "owner", "tricks"])
         XCTAssertEqual(a.objectSchema.className, RNDog.className())
     }

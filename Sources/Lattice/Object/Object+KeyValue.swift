@@ -2,11 +2,15 @@
 
 extension Object {
     /// The class name the schema uses (Realm's `className()`).
-    public class func className() -> String { "\(self)" }
+    public static func className() -> String { "\(self)" }
+
+    /// The name of the primary key property, or nil when the class has none (Realm's `primaryKey()`;
+    /// declared with `@Persisted(primaryKey: true)`, not by overriding this).
+    public static func primaryKey() -> String? { sharedSchema()?.primaryKeyProperty?.name }
 
     /// The schema of this class as declared (Realm's `sharedSchema()`); nil when the class is not a valid
     /// model. A managed object's ``objectSchema`` is the one its file stores.
-    public class func sharedSchema() -> ObjectSchema? { try? ModelMetadata.of(self).schema }
+    public static func sharedSchema() -> ObjectSchema? { try? ModelMetadata.of(self).schema }
 
     /// Whether `object` is this object (Realm's `isSameObject(as:)`): the same instance, or two managed
     /// instances of one stored object (same file, class and object). An unmanaged object is only itself.

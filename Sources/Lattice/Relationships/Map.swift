@@ -23,7 +23,7 @@ extension String: _MapKey {
 /// Swift dictionary's (Realm iterates `SingleMapEntry` values, a struct it needs for Objective-C; a tuple
 /// serves the same code: `for (key, value) in map`, `entry.key`). Positions are `Int`s in key order; they
 /// change with every insert or removal, so a map has no positional replace (`replaceSubrange`).
-public final class Map<Key: _MapKey, Value: _Persistable>: Collection, LatticeCollection {
+public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollection, LatticeCollection {
     /// An entry: a key and its value.
     public typealias Element = (key: Key, value: Value)
 
@@ -83,6 +83,8 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Collection, LatticeCo
     public var endIndex: Int { count }
     /// `i + 1`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
 
     /// The entry at `position` in key order; out of range stops with a message.
     public subscript(position: Int) -> Element {
@@ -178,6 +180,18 @@ public final class Map<Key: _MapKey, Value: _Persistable>: Collection, LatticeCo
 
     /// For example `Map<String, Double> [ [0] (key: "a", value: 1.0) ]`.
     public var description: String { describeCollection("Map<\(Key.self), \(Value.self)>", Array(self)) }
+}
+
+extension Map where Value: Comparable {
+    /// The smallest value, or nil when the map is empty.
+    public func min() -> Value? { values.min() }
+    /// The largest value, or nil when the map is empty.
+    public func max() -> Value? { values.max() }
+}
+
+extension Map where Value: AdditiveArithmetic {
+    /// The sum of the values.
+    public func sum() -> Value { values.reduce(.zero, +) }
 }
 
 /// A Map whatever its types: its entries by key string, as `Any` (nil values as `Optional<Any>.none`).

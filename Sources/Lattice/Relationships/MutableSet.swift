@@ -7,7 +7,7 @@
 /// A set is a Swift `Collection` whose positions are its elements' order (key order when managed): they
 /// change with every insert or removal, so a set has no positional replace (`replaceSubrange`) as a
 /// List has; ``remove(at:)`` removes the element at a position just read.
-public final class MutableSet<Element: _Persistable & Hashable>: Collection, LatticeCollection {
+public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, LatticeCollection {
     private var values: [Element] = []
     let managed: ManagedCollection?
     /// The managed set's element payloads as read last, and the handle's generation then: positions read
@@ -74,6 +74,8 @@ public final class MutableSet<Element: _Persistable & Hashable>: Collection, Lat
     public var endIndex: Int { count }
     /// `i + 1`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
 
     /// The element at `position` in the set's order; out of range stops with a message.
     public subscript(position: Int) -> Element {
