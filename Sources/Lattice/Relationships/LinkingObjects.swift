@@ -1,4 +1,4 @@
-/// The objects linking to an object through one property (FEATURES R4): live and read-only.
+/// The objects linking to an object through one property: live and read-only.
 ///
 /// ```swift
 /// final class Dog: Object {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// An ordered collection of objects or values, duplicates allowed (FEATURES R2).
+/// An ordered collection of objects or values, duplicates allowed.
 ///
 /// ```swift
 /// final class Person: Object {

@@ -1,4 +1,4 @@
-/// The key type of a ``Map``: `String` only (FEATURES R3).
+/// The key type of a ``Map``: `String` only.
 public protocol _MapKey: Hashable, Comparable, Sendable {
     /// The key as stored.
     var _mapKeyString: String { get }
@@ -13,7 +13,7 @@ extension String: _MapKey {
     public init(_mapKeyString: String) { self = _mapKeyString }
 }
 
-/// A dictionary from strings to objects or values (FEATURES R3), sorted by key when managed.
+/// A dictionary from strings to objects or values, sorted by key when managed.
 ///
 /// Assigning nil through the subscript removes the key, as with a Swift dictionary. Deleting an object
 /// that is a value leaves its key with nil (so object values are optional: `Map<String, Dog?>`).

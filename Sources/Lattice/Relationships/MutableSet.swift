@@ -1,4 +1,4 @@
-/// An unordered collection of unique objects or values (FEATURES R3).
+/// An unordered collection of unique objects or values.
 ///
 /// Unmanaged, a plain in-memory set; managed, each insert, remove or membership test is one B-tree
 /// operation on the set's elements. Objects are unique by identity of the stored object, values by

@@ -1,5 +1,5 @@
 import CLMDB
-/// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
+/// A lazy, live collection of the objects of one class.
 ///
 /// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
