@@ -22,7 +22,8 @@ extension LatticeCollection where Element: Object {
 
 extension _ObjectCollection {
     /// The position of the first object matching `predicate` (see ``Results/filter(_:_:)``), or nil.
-    /// Throws for an unmanaged collection, as `filter` does.
+    /// Throws for an unmanaged collection, as `filter` does, and for a predicate that does not parse
+    /// (Realm's takes an `NSPredicate`; Lattice's predicates are strings with arguments).
     public func index(matching predicate: String, _ arguments: Any...) throws -> Int? {
         guard let results = _objectResults else {
             throw LatticeError.objectNotManaged(className: "\(Element.self)", operation: "index(matching:) on an unmanaged \(typeName)")

@@ -53,7 +53,8 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         return cache.keys
     }
 
-    /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`).
+    /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`: named after the
+    /// handle type, as ``Object/lattice`` is).
     public var lattice: Lattice? { managed?.owner._lattice }
 
     /// True once the object linked to has been deleted or its handle invalidated; always false while unmanaged.

@@ -28,7 +28,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// Whether the list belongs to a managed object.
     public var isManaged: Bool { managed != nil }
 
-    /// The handle managing the list's owner, or nil while unmanaged (Realm's `realm`).
+    /// The handle managing the list's owner, or nil while unmanaged (Realm's `realm`: named after the handle
+    /// type, as ``Object/lattice`` is).
     public var lattice: Lattice? { managed?.owner._lattice }
 
     /// True once the owner has been deleted or its handle invalidated; always false while unmanaged.
