@@ -393,7 +393,7 @@ final class ModelTests: XCTestCase {
         assertLatticeError(try ModelDog(value: [UUID(), "Rex", 1, "R", Date(), "extra"] as [Any]),
                            .unknownProperty(className: "ModelDog", property: "#5 (the array has 6 values)"))
         assertLatticeError(try ModelDog(value: 42),
-                           .wrongType(className: "ModelDog", property: "(value)", expected: "[String: Any] or [Any]", found: "Int"))
+                           .wrongType(className: "ModelDog", property: "(value)", expected: "[String: Any], [Any] or an object", found: "Int"))
     }
 }
 

@@ -260,7 +260,7 @@ final class WriteTests: XCTestCase {
                 ([5, "five", 1, nil, 99] as [Any?], .error,
                  .unknownProperty(className: "FixtureItem", property: "#4 (the array has 5 values)")),
                 ("a string", .error,
-                 .wrongType(className: "FixtureItem", property: "(value)", expected: "[String: Any] or [Any]", found: "String")),
+                 .wrongType(className: "FixtureItem", property: "(value)", expected: "[String: Any], [Any] or an object", found: "String")),
                 (["id": 1, "name": "dup"], .error,
                  .duplicatePrimaryKey(className: "FixtureItem", value: "1")),
             ]

@@ -33,10 +33,13 @@ extension Lattice {
     /// backlinks of its to-one links in step with it. With `newKey`, writes only if no object has `key`
     /// (returns false otherwise, having changed nothing); keys above every stored key are appended (no
     /// search, full pages when keys ascend). `changed` names the changed columns when the caller knows
-    /// them (otherwise they are found by comparing the records).
+    /// them (otherwise they are found by comparing the records). An embedded object whose to-one slot
+    /// now holds another object (or nil) is deleted with everything it owns, unless `keepingEmbedded`
+    /// (the slot is cleared because that object is being deleted already).
     @discardableResult
     func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
-               newKey: Bool = false, changed: UInt64? = nil) throws -> Bool {
+               newKey: Bool = false, changed: UInt64? = nil, keepingEmbedded: Bool = false) throws -> Bool {
+        var replacedEmbedded: [(ClassInfo, Int64)] = []
         let objects = ObjectTable(table: info.objectsTable)
         let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
             // An appended key is above every stored key, so above every object key in the index
@@ -66,7 +69,12 @@ extension Lattice {
                             if let was { try withIndexKey(p, payload: was) { try index.remove(txn, indexKey: $0, objectKey: objectKey) } }
                             if let now { try withIndexKey(p, payload: now) { try index.add(txn, indexKey: $0, objectKey: objectKey, last: appended) } }
                         } else {
-                            if let was, let target = linkedKey(was) { try adjustBacklink(p, source: key, target: target, by: -1) }
+                            if let was, let target = linkedKey(was) {
+                                try adjustBacklink(p, source: key, target: target, by: -1)
+                                if after != nil, !keepingEmbedded, let child = p.target, child.schema.isEmbedded {
+                                    replacedEmbedded.append((child, target))
+                                }
+                            }
                             if let now, let target = linkedKey(now) { try adjustBacklink(p, source: key, target: target, by: 1) }
                         }
                     }
@@ -83,6 +91,9 @@ extension Lattice {
             return true
         }
         if stored { didChange() }
+        for (child, childKey) in replacedEmbedded {
+            if let record = try fetchRecord(child, key: childKey) { try deleteObject(child, key: childKey, old: record) }
+        }
         return stored
     }
 
@@ -209,7 +220,8 @@ extension Lattice {
             case nil:
                 guard let record = try fetchRecord(owner, key: entry.source) else { continue }
                 let updated = record.withBytes { replacing(RecordView($0), in: owner, with: [property.column: []]) }
-                try store(owner, key: entry.source, record: updated, old: record, txn, changed: ChangeSet.columnBit(property.column))
+                try store(owner, key: entry.source, record: updated, old: record, txn, changed: ChangeSet.columnBit(property.column),
+                          keepingEmbedded: true)
             case .list?:
                 var needle: [UInt8] = []
                 Varint.append(Varint.zigzag(key), to: &needle)

@@ -1,4 +1,4 @@
-/// The objects linking to an object through one property (FEATURES R4): live and read-only.
+/// The objects linking to an object through one property: live and read-only.
 ///
 /// ```swift
 /// final class Dog: Object {
@@ -51,6 +51,20 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         }
         cache.generation = lattice.generation
         return cache.keys
+    }
+
+    /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`: named after the
+    /// handle type, as ``Object/lattice`` is).
+    public var lattice: Lattice? { managed?.owner._lattice }
+
+    /// True once the object linked to has been deleted or its handle invalidated; always false while unmanaged.
+    public var isInvalidated: Bool { managed?.owner.isInvalidated ?? false }
+
+    /// The first position of `object` among the linking objects, or nil.
+    public func index(of object: Element) -> Int? {
+        guard let managed, object._lattice?.env === managed.lattice.env, let (originInfo, _) = origin,
+              object._info?.name == originInfo.name else { return nil }
+        return keys().firstIndex(of: object._key)
     }
 
     /// 0.

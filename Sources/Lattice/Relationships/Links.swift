@@ -20,10 +20,10 @@ extension Object: _PersistableBase {
     }
     /// The 8-byte object key.
     public func _latticeKey(into out: inout [UInt8]) { KeyCodec.appendInt(_key, to: &out) }
-    /// An object of this class, or a dictionary/array of values that builds a new unmanaged one.
+    /// An object of this class, or a value that builds a new unmanaged one (see ``Object/init(value:)``).
     public class func _latticeCast(_ value: Any) -> Self? {
         if let object = value as? Self { return object }
-        guard value is [String: Any] || value is [Any] else { return nil }
+        guard Lattice.isObjectValue(value) else { return nil }
         let object = self.init()
         return (try? object.fill(from: value)) == nil ? nil : object
     }
@@ -87,10 +87,7 @@ extension Lattice {
             if let target, target._lattice != nil, target._key == oldKey, property.target?.schema.isEmbedded == true { return }
             var payload: [UInt8] = []
             if let target { Varint.append(Varint.zigzag(try linkTarget(target)), to: &payload) }
-            try updateColumn(of: owner, property, payload: payload)
-            if let oldKey, let child = property.target, child.schema.isEmbedded, let record = try fetchRecord(child, key: oldKey) {
-                try deleteObject(child, key: oldKey, old: record)  // the replaced embedded object goes with its slot
-            }
+            try updateColumn(of: owner, property, payload: payload)  // a replaced embedded object goes with its slot
         }
     }
 }

@@ -1,4 +1,6 @@
-/// An ordered collection of objects or values, duplicates allowed (FEATURES R2).
+import Foundation
+
+/// An ordered collection of objects or values, duplicates allowed.
 ///
 /// ```swift
 /// final class Person: Object {
@@ -25,6 +27,13 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     /// Whether the list belongs to a managed object.
     public var isManaged: Bool { managed != nil }
+
+    /// The handle managing the list's owner, or nil while unmanaged (Realm's `realm`: named after the handle
+    /// type, as ``Object/lattice`` is).
+    public var lattice: Lattice? { managed?.owner._lattice }
+
+    /// True once the owner has been deleted or its handle invalidated; always false while unmanaged.
+    public var isInvalidated: Bool { managed?.owner.isInvalidated ?? false }
 
     /// 0.
     public var startIndex: Int { 0 }
@@ -83,6 +92,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
         replaceSubrange(endIndex..<endIndex, with: Array(elements))
     }
+    /// Appends elements (Realm's name for ``append(contentsOf:)``).
+    public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element { append(contentsOf: elements) }
     /// Inserts an element before `index`.
     public func insert(_ element: Element, at index: Int) { replaceSubrange(index..<index, with: CollectionOfOne(element)) }
     /// Inserts elements before `index`.
@@ -104,6 +115,33 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public func removeAll() { replaceSubrange(0..<count, with: EmptyCollection()) }
     /// Removes the elements in `bounds`.
     public func removeSubrange(_ bounds: Range<Int>) { replaceSubrange(bounds, with: EmptyCollection()) }
+    /// Removes the elements in `bounds`: `1...2`, `2...`, `...1`, `..<2` (any range of positions).
+    public func removeSubrange<R: RangeExpression>(_ bounds: R) where R.Bound == Int {
+        replaceSubrange(bounds.relative(to: self), with: EmptyCollection())
+    }
+    /// Removes every element (`list.removeSubrange(...)`).
+    public func removeSubrange(_ bounds: UnboundedRange) { removeAll() }
+    /// Replaces the elements in `bounds` (any range of positions) with `newElements`.
+    public func replaceSubrange<R: RangeExpression, C: Collection>(_ bounds: R, with newElements: C)
+    where R.Bound == Int, C.Element == Element {
+        replaceSubrange(bounds.relative(to: self), with: newElements)
+    }
+    /// Replaces every element with `newElements` (`list.replaceSubrange(..., with: ...)`).
+    public func replaceSubrange<C: Collection>(_ bounds: UnboundedRange, with newElements: C) where C.Element == Element {
+        replaceSubrange(0..<count, with: newElements)
+    }
+    /// Removes the elements at `offsets` (SwiftUI's `onDelete`).
+    public func remove(atOffsets offsets: IndexSet) {
+        for range in offsets.rangeView.reversed() { removeSubrange(range) }
+    }
+    /// Moves the elements at `offsets` so that they end up, in their order, before the element that was at
+    /// `destination` (SwiftUI's `onMove`; `destination == count` moves them to the end).
+    public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+        let moving = offsets.map { self[$0] }
+        let target = destination - offsets.count(in: 0..<destination)
+        remove(atOffsets: offsets)
+        insert(contentsOf: moving, at: target)
+    }
     /// Replaces the element at `index`.
     public func replace(index: Int, object: Element) { self[index] = object }
 
@@ -152,12 +190,12 @@ extension List: _PersistableCollection {
     /// The element type.
     public typealias _StoredElement = Element
 
-    /// A list, or an array whose elements all convert.
+    /// A new unmanaged list of the elements of an array, List, MutableSet, Results or LinkingObjects, when
+    /// they all convert (a copy: the list given is not shared).
     public static func _latticeCast(_ value: Any) -> List? {
-        if let list = value as? List { return list }
-        guard let array = value as? [Any] else { return nil }
+        guard let elements = Lattice.elements(of: value) else { return nil }
         let list = List()
-        for item in array {
+        for item in elements {
             guard let element = Element._latticeCast(item) else { return nil }
             list.values.append(element)
         }

@@ -37,6 +37,22 @@ struct ManagedCollection {
     }
 }
 
+extension Lattice {
+    /// The elements of a value given for a List or MutableSet: an array, or a List, MutableSet, Results or
+    /// LinkingObjects (read now: a snapshot).
+    static func elements(of value: Any) -> [Any]? {
+        if let array = value as? [Any] { return array }
+        if value is any AnyMap { return nil }
+        return (value as? any LatticeCollection)?.anyElements
+    }
+
+    /// The entries of a value given for a Map: a `[String: Any]` dictionary or a Map (read now).
+    static func entries(of value: Any) -> [String: Any]? {
+        if let dictionary = value as? [String: Any] { return dictionary }
+        return (value as? any AnyMap)?.anyEntries
+    }
+}
+
 /// Collections of Lattice: ``Results``, ``List``, ``MutableSet`` and ``LinkingObjects``. Aggregates and
 /// other shared behaviour are defined once on this protocol.
 public protocol LatticeCollection: Sequence, CustomStringConvertible {

@@ -1,4 +1,4 @@
-/// The key type of a ``Map``: `String` only (FEATURES R3).
+/// The key type of a ``Map``: `String` only.
 public protocol _MapKey: Hashable, Comparable, Sendable {
     /// The key as stored.
     var _mapKeyString: String { get }
@@ -13,14 +13,29 @@ extension String: _MapKey {
     public init(_mapKeyString: String) { self = _mapKeyString }
 }
 
-/// A dictionary from strings to objects or values (FEATURES R3), sorted by key when managed.
+/// A dictionary from strings to objects or values, sorted by key when managed.
 ///
 /// Assigning nil through the subscript removes the key, as with a Swift dictionary. Deleting an object
 /// that is a value leaves its key with nil (so object values are optional: `Map<String, Dog?>`).
 /// Keys are 1 to 400 bytes of UTF-8.
-public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
-    private var storage: [Key: Value] = [:]
+///
+/// A map is a Swift `Collection` of its entries in key order, each an ``Element`` `(key:value:)` like a
+/// Swift dictionary's (Realm iterates `SingleMapEntry` values, a struct it needs for Objective-C; a tuple
+/// serves the same code: `for (key, value) in map`, `entry.key`). Positions are `Int`s in key order; they
+/// change with every insert or removal, so a map has no positional replace (`replaceSubrange`).
+public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollection, LatticeCollection {
+    /// An entry: a key and its value.
+    public typealias Element = (key: Key, value: Value)
+
+    private var storage: [Key: Value] = [:] {
+        didSet { sorted = nil }
+    }
+    /// The unmanaged entries in key order, sorted once per change.
+    private var sorted: [Element]?
     let managed: ManagedCollection?
+    /// The managed map's entries as read last, and the handle's generation then: positions read the map
+    /// once per change of the handle's view, not once per access.
+    private var snapshot: (generation: UInt64, entries: [(key: String, payload: [UInt8])])?
 
     /// An empty, unmanaged map.
     public init() { managed = nil }
@@ -31,13 +46,57 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
         MapStore(lattice: lattice, property: managed!.property, owner: owner)
     }
 
+    /// The entries in key order (see `snapshot`).
+    private func entries(_ lattice: Lattice, _ owner: Int64) throws -> [(key: String, payload: [UInt8])] {
+        if let snapshot, snapshot.generation == lattice.generation { return snapshot.entries }
+        let entries = try store(lattice, owner).entries()
+        snapshot = (lattice.generation, entries)
+        return entries
+    }
+
+    /// The unmanaged entries in key order.
+    private var sortedStorage: [Element] {
+        if let sorted { return sorted }
+        let entries = storage.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+        sorted = entries
+        return entries
+    }
+
     /// Whether the map belongs to a managed object.
     public var isManaged: Bool { managed != nil }
+
+    /// The handle managing the map's owner, or nil while unmanaged (Realm's `realm`: named after the handle
+    /// type, as ``Object/lattice`` is).
+    public var lattice: Lattice? { managed?.owner._lattice }
+
+    /// True once the owner has been deleted or its handle invalidated; always false while unmanaged.
+    public var isInvalidated: Bool { managed?.owner.isInvalidated ?? false }
 
     /// The number of entries.
     public var count: Int {
         guard let managed else { return storage.count }
-        return managed.read { try store($0, $1).entries().count }
+        return managed.read { try entries($0, $1).count }
+    }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// ``count``.
+    public var endIndex: Int { count }
+    /// `i + 1`.
+    public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
+
+    /// The entry at `position` in key order; out of range stops with a message.
+    public subscript(position: Int) -> Element {
+        guard let managed else { return sortedStorage[position] }
+        return managed.read { lattice, owner in
+            let entries = try entries(lattice, owner)
+            precondition(position >= 0 && position < entries.count,
+                         "Index \(position) is out of range for Map '\(managed.name)' of \(entries.count) entries.")
+            let entry = entries[position]
+            return (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { Value._latticeElement($0, lattice) })
+        }
     }
 
     /// Whether the map is empty.
@@ -63,6 +122,41 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     /// Removes the entry for `key`.
     public func removeObject(for key: Key) { self[key] = nil }
 
+    /// Sets the value for `key` and returns the value it replaces (nil when the key was absent), as a Swift
+    /// dictionary's `updateValue` does (Realm's returns nothing; the result is discardable).
+    @discardableResult
+    public func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        let old = self[key]
+        self[key] = value
+        return old
+    }
+
+    /// Removes the entry for `key` and returns its value (nil when absent).
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        let old = self[key]
+        if old != nil { self[key] = nil }
+        return old
+    }
+
+    /// Removes the entry at `position` and returns it (an object value is not deleted).
+    @discardableResult
+    public func remove(at position: Int) -> Element {
+        let entry = self[position]
+        self[entry.key] = nil
+        return entry
+    }
+
+    /// Sets the entries of `other` (another Map, a dictionary, any sequence of key-value pairs); for a key
+    /// already present, stores `combine(current, new)`.
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+    where S.Element == (key: Key, value: Value) {
+        for (key, value) in Array(other) { self[key] = try self[key].map { try combine($0, value) } ?? value }
+    }
+
+    /// The entries as key-value pairs, in key order (Realm's name: a Map already is that sequence).
+    public func asKeyValueSequence() -> [Element] { Array(self) }
+
     /// Removes every entry.
     public func removeAll() {
         guard let managed else { storage.removeAll(); return }
@@ -70,16 +164,16 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     }
 
     /// The keys, sorted.
-    public var keys: [Key] { map(\.key) }
+    public var keys: [Key] { Array(self).map(\.key) }
 
     /// The values, in key order.
-    public var values: [Value] { map(\.value) }
+    public var values: [Value] { Array(self).map(\.value) }
 
     /// The entries, sorted by key.
-    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
-        guard let managed else { return storage.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }.makeIterator() }
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        guard let managed else { return sortedStorage.makeIterator() }
         return managed.read { lattice, owner in
-            try store(lattice, owner).entries().map { entry in
+            try entries(lattice, owner).map { entry in
                 (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { Value._latticeElement($0, lattice) })
             }
         }.makeIterator()
@@ -89,16 +183,39 @@ public final class Map<Key: _MapKey, Value: _Persistable>: LatticeCollection {
     public var description: String { describeCollection("Map<\(Key.self), \(Value.self)>", Array(self)) }
 }
 
+extension Map where Value: Comparable {
+    /// The smallest value, or nil when the map is empty.
+    public func min() -> Value? { values.min() }
+    /// The largest value, or nil when the map is empty.
+    public func max() -> Value? { values.max() }
+}
+
+extension Map where Value: AdditiveArithmetic {
+    /// The sum of the values.
+    public func sum() -> Value { values.reduce(.zero, +) }
+}
+
+/// A Map whatever its types: its entries by key string, as `Any` (nil values as `Optional<Any>.none`).
+protocol AnyMap {
+    var anyEntries: [String: Any] { get }
+}
+
+extension Map: AnyMap {
+    var anyEntries: [String: Any] {
+        Dictionary(map { ($0.key._mapKeyString, $0.value as Any) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
 extension Map: _PersistableCollection {
     /// The element type.
     public typealias _StoredElement = Value
 
-    /// A map, or a `[String: Any]` dictionary whose values all convert.
+    /// A new unmanaged map of the entries of a `[String: Any]` dictionary or a Map, when they all convert
+    /// (a copy: the map given is not shared).
     public static func _latticeCast(_ value: Any) -> Map? {
-        if let map = value as? Map { return map }
-        guard let dictionary = value as? [String: Any] else { return nil }
+        guard let entries = Lattice.entries(of: value) else { return nil }
         let map = Map()
-        for (key, item) in dictionary {
+        for (key, item) in entries {
             guard let element = Value._latticeCast(item) else { return nil }
             map.storage[Key(_mapKeyString: key)] = element
         }

@@ -1,11 +1,18 @@
-/// An unordered collection of unique objects or values (FEATURES R3).
+/// An unordered collection of unique objects or values.
 ///
 /// Unmanaged, a plain in-memory set; managed, each insert, remove or membership test is one B-tree
 /// operation on the set's elements. Objects are unique by identity of the stored object, values by
 /// equality (`-0.0 == 0.0`).
-public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollection {
+///
+/// A set is a Swift `Collection` whose positions are its elements' order (key order when managed): they
+/// change with every insert or removal, so a set has no positional replace (`replaceSubrange`) as a
+/// List has; ``remove(at:)`` removes the element at a position just read.
+public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, LatticeCollection {
     private var values: [Element] = []
     let managed: ManagedCollection?
+    /// The managed set's element payloads as read last, and the handle's generation then: positions read
+    /// the set once per change of the handle's view, not once per access.
+    private var snapshot: (generation: UInt64, payloads: [[UInt8]])?
 
     /// An empty, unmanaged set.
     public init() { managed = nil }
@@ -35,17 +42,55 @@ public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollecti
         return key
     }
 
+    /// The element payloads in key order (see `snapshot`).
+    private func payloads(_ lattice: Lattice, _ owner: Int64) throws -> [[UInt8]] {
+        if let snapshot, snapshot.generation == lattice.generation { return snapshot.payloads }
+        let payloads = try store(lattice, owner).allPayloads()
+        snapshot = (lattice.generation, payloads)
+        return payloads
+    }
+
     /// Whether the set belongs to a managed object.
     public var isManaged: Bool { managed != nil }
+
+    /// The handle managing the set's owner, or nil while unmanaged (Realm's `realm`: named after the handle
+    /// type, as ``Object/lattice`` is).
+    public var lattice: Lattice? { managed?.owner._lattice }
+
+    /// True once the owner has been deleted or its handle invalidated; always false while unmanaged.
+    public var isInvalidated: Bool { managed?.owner.isInvalidated ?? false }
 
     /// The number of elements.
     public var count: Int {
         guard let managed else { return values.count }
-        return managed.read { try store($0, $1).count() }
+        return managed.read { try payloads($0, $1).count }
     }
 
     /// Whether the set is empty.
     public var isEmpty: Bool { count == 0 }
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// ``count``.
+    public var endIndex: Int { count }
+    /// `i + 1`.
+    public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
+
+    /// The element at `position` in the set's order; out of range stops with a message.
+    public subscript(position: Int) -> Element {
+        guard let managed else { return values[position] }
+        return managed.read { lattice, owner in
+            let payloads = try payloads(lattice, owner)
+            precondition(position >= 0 && position < payloads.count,
+                         "Index \(position) is out of range for MutableSet '\(managed.name)' of \(payloads.count) elements.")
+            return payloads[position].withUnsafeBytes { Element._latticeElement($0, lattice) }
+        }
+    }
+
+    /// The position of `element` in the set's order, or nil.
+    public func index(of element: Element) -> Int? { firstIndex(of: element) }
 
     /// Whether `element` is in the set.
     public func contains(_ element: Element) -> Bool {
@@ -79,11 +124,22 @@ public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollecti
         }
     }
 
+    /// Removes the element at `position` and returns it (an object is not deleted).
+    @discardableResult
+    public func remove(at position: Int) -> Element {
+        let element = self[position]
+        remove(element)
+        return element
+    }
+
     /// Removes every element.
     public func removeAll() {
         guard let managed else { values.removeAll(); return }
         managed.mutate { try store($0, $1).removeAll() }
     }
+
+    /// Inserts every element of `elements` (Realm's name for ``formUnion(_:)``).
+    public func insert<S: Sequence>(objectsIn elements: S) where S.Element == Element { formUnion(elements) }
 
     /// Inserts every element of `other`.
     public func formUnion<S: Sequence>(_ other: S) where S.Element == Element {
@@ -116,7 +172,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: LatticeCollecti
     public func makeIterator() -> IndexingIterator<[Element]> {
         guard let managed else { return values.makeIterator() }
         return managed.read { lattice, owner in
-            try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { Element._latticeElement($0, lattice) } }
+            try payloads(lattice, owner).map { $0.withUnsafeBytes { Element._latticeElement($0, lattice) } }
         }.makeIterator()
     }
 
@@ -128,12 +184,12 @@ extension MutableSet: _PersistableCollection {
     /// The element type.
     public typealias _StoredElement = Element
 
-    /// A set, or an array whose elements all convert.
+    /// A new unmanaged set of the elements of an array, List, MutableSet, Results or LinkingObjects, when
+    /// they all convert (a copy: the set given is not shared).
     public static func _latticeCast(_ value: Any) -> MutableSet? {
-        if let set = value as? MutableSet { return set }
-        guard let array = value as? [Any] else { return nil }
+        guard let elements = Lattice.elements(of: value) else { return nil }
         let set = MutableSet()
-        for item in array {
+        for item in elements {
             guard let element = Element._latticeCast(item) else { return nil }
             set.insert(element)
         }

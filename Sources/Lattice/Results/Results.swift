@@ -1,4 +1,4 @@
-/// A lazy, live collection of the objects of one class (FEATURES Q1–Q3).
+/// A lazy, live collection of the objects of one class.
 ///
 /// Nothing is read until asked: `count` reads only counters or an index where the query allows, elements are loaded on access. Results are
 /// live: after the handle's own writes (also inside its write transaction) and after `refresh()` they
@@ -35,6 +35,14 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
         cache.generation = lattice.generation
         return cache.keys
+    }
+
+    /// True when the results can no longer be read: those of a List, MutableSet or LinkingObjects whose
+    /// owner was deleted or whose handle was invalidated. Results of a whole class stay valid: after
+    /// ``Lattice/invalidate()`` they read the latest commit (where Realm's would be invalidated).
+    public var isInvalidated: Bool {
+        if case let .collection(owner, _) = source { return owner.isInvalidated }
+        return false
     }
 
     /// 0.

@@ -1,0 +1,357 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+// The names Realm users reach for daily, on Object, List, MutableSet, Map, Results and LinkingObjects.
+
+final class RNDog: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: RNPerson?
+    @Persisted var tricks: List<String>
+}
+
+final class RNPerson: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var dogs: List<RNDog>
+    @Persisted var numbers: List<Int>
+    @Persisted var tags: MutableSet<String>
+    @Persisted var scores: Map<String, Int>
+    @Persisted(originProperty: "owner") var pets: LinkingObjects<RNDog>
+}
+
+final class RealmNamesTests: XCTestCase {
+    private let types: [Object.Type] = [RNDog.self, RNPerson.self]
+
+    /// A file holding person 1 "Ann" with dogs 1 "a", 2 "b", 3 "c" (ages 1, 2, 3), each owned by Ann.
+    private func seeded() throws -> TempDatabase {
+        let db = makeTempDatabase("realm-names")
+        let lattice = try db.open(types)
+        try lattice.write {
+            let ann = try lattice.create(RNPerson.self, value: ["id": 1, "name": "Ann"])
+            for (id, name) in [(1, "a"), (2, "b"), (3, "c")] {
+                ann.dogs.append(try lattice.create(RNDog.self, value: ["id": id, "name": name, "age": id, "owner": ann]))
+            }
+        }
+        return db
+    }
+
+    private func ann(_ lattice: Lattice) throws -> RNPerson {
+        try XCTUnwrap(lattice.object(ofType: RNPerson.self, forPrimaryKey: 1))
+    }
+
+    // MARK: List
+
+    /// Every range type, through a `let` list (List is a class), mirrored on an Array.
+    private func applyRangeEdits(_ list: List<Int>, _ expected: inout [Int]) {
+        list.removeSubrange(8...); expected.removeSubrange(8...)
+        list.removeSubrange(...0); expected.removeSubrange(...0)
+        list.removeSubrange(..<1); expected.removeSubrange(..<1)
+        list.removeSubrange(1...2); expected.removeSubrange(1...2)
+        list.removeSubrange(1..<2); expected.removeSubrange(1..<2)
+        list.replaceSubrange(1...1, with: [60, 61]); expected.replaceSubrange(1...1, with: [60, 61])
+        list.replaceSubrange(3..., with: [70]); expected.replaceSubrange(3..., with: [70])
+        list.replaceSubrange(..<1, with: [Int]()); expected.replaceSubrange(..<1, with: [Int]())
+        list.replaceSubrange(...0, with: [1]); expected.replaceSubrange(...0, with: [1])
+        list.replaceSubrange(0..<1, with: [0]); expected.replaceSubrange(0..<1, with: [0])
+        XCTAssertEqual(Array(list), expected)
+        list.replaceSubrange(..., with: [9, 8, 7]); expected.replaceSubrange(0..., with: [9, 8, 7])
+        XCTAssertEqual(Array(list), [9, 8, 7])
+    }
+
+    func testRangeRemovalsAndReplacementsOnALetList() throws {
+        let db = try seeded()
+        var expected = Array(0..<10)
+        do {
+            let lattice = try db.open(types)
+            let numbers = try ann(lattice).numbers
+            try lattice.write {
+                numbers.append(objectsIn: 0..<10)
+                applyRangeEdits(numbers, &expected)
+            }
+        }
+        XCTAssertEqual(Array(try ann(try db.open(types)).numbers), [9, 8, 7])
+
+        var unmanagedExpected = Array(0..<10)
+        let unmanaged = List<Int>()
+        unmanaged.append(objectsIn: 0..<10)
+        applyRangeEdits(unmanaged, &unmanagedExpected)
+
+        do {
+            let lattice = try db.open(types)
+            let numbers = try ann(lattice).numbers
+            try lattice.write { numbers.removeSubrange(...) }
+        }
+        XCTAssertEqual(try ann(try db.open(types)).numbers.count, 0)
+    }
+
+    func testListMutatorsOfRealm() throws {
+        let db = try seeded()
+        do {
+            let lattice = try db.open(types)
+            let dogs = try ann(lattice).dogs
+            let numbers = try ann(lattice).numbers
+            try lattice.write {
+                numbers.append(objectsIn: [10, 11, 12, 13, 14, 15])
+                numbers.insert(contentsOf: [1, 2], at: 1)          // 10 1 2 11 12 13 14 15
+                numbers.move(from: 0, to: 3)                         // 1 2 11 10 12 13 14 15
+                numbers.swapAt(0, 7)                                 // 15 2 11 10 12 13 14 1
+                numbers.remove(atOffsets: IndexSet([1, 2, 5]))       // 15 10 12 14 1
+                numbers.move(fromOffsets: IndexSet([0, 2]), toOffset: 4)  // 10 14 15 12 1
+                numbers.replace(index: 4, object: 100)               // 10 14 15 12 100
+                dogs.move(fromOffsets: IndexSet([2]), toOffset: 0)   // c a b
+            }
+        }
+        let ann = try ann(try db.open(types))
+        XCTAssertEqual(Array(ann.numbers), [10, 14, 15, 12, 100])
+        XCTAssertEqual(ann.dogs.map(\.name), ["c", "a", "b"])
+    }
+
+    func testIndexMatchingObjectsAtAndValueForKey() throws {
+        let db = try seeded()
+        let lattice = try db.open(types)
+        let ann = try ann(lattice)
+        XCTAssertEqual(try ann.dogs.index(matching: "age >= %d", 2), 1)
+        XCTAssertNil(try ann.dogs.index(matching: "name == %@", "z"))
+        XCTAssertEqual(ann.dogs.objects(at: IndexSet([0, 2])).map(\.name), ["a", "c"])
+        let sorted = try lattice.objects(RNDog.self).sorted(byKeyPath: "age", ascending: false)
+        XCTAssertEqual(sorted.objects(at: IndexSet(integersIn: 0...1)).map(\.name), ["c", "b"])
+        XCTAssertEqual(ann.dogs.value(forKey: "name").map { $0 as? String }, ["a", "b", "c"])
+        XCTAssertEqual(ann.pets.index(of: ann.dogs[1]).map { ann.pets[$0].name }, "b")
+        XCTAssertEqual(ann.pets.objects(at: IndexSet([0])).count, 1)
+        XCTAssertEqual(List<Int>().objects(at: IndexSet()), [])
+        XCTAssertThrowsError(try List<RNDog>().index(matching: "age > 1"), "an unmanaged list cannot be queried")
+
+        try lattice.write { try ann.dogs.setValue(9, forKey: "age") }
+        XCTAssertEqual(ann.dogs.map(\.age), [9, 9, 9])
+        XCTAssertTrue(ann.dogs.lattice === lattice)
+        XCTAssertNil(List<Int>().lattice)
+    }
+
+    // MARK: MutableSet and Map as Swift collections
+
+    private func elements<C: Collection>(_ collection: C) -> [C.Element] { collection.indices.map { collection[$0] } }
+
+    func testMutableSetIsASwiftCollection() throws {
+        let db = try seeded()
+        do {
+            let lattice = try db.open(types)
+            let tags = try ann(lattice).tags
+            try lattice.write {
+                tags.insert(objectsIn: ["b", "a", "c", "a"])
+                XCTAssertEqual(elements(tags), ["a", "b", "c"], "positions follow the set's order")
+                XCTAssertEqual(tags.first, "a")
+                XCTAssertEqual(tags.last, "c")
+                XCTAssertEqual(tags.index(of: "c"), 2)
+                XCTAssertEqual(tags.map { $0.uppercased() }, ["A", "B", "C"])
+                XCTAssertEqual(tags.remove(at: 1), "b")
+                XCTAssertTrue(tags.isSubset(of: ["a", "c", "d"]))
+                XCTAssertTrue(tags.intersects(["c"]))
+                tags.formUnion(["d"])
+                tags.subtract(["a"])
+                tags.formIntersection(["c", "d", "e"])
+            }
+        }
+        XCTAssertEqual(elements(try ann(try db.open(types)).tags), ["c", "d"])
+        let unmanaged = MutableSet<Int>()
+        unmanaged.insert(objectsIn: [3, 1, 3])
+        XCTAssertEqual(elements(unmanaged).sorted(), [1, 3])
+    }
+
+    func testMapIsASwiftCollectionOfKeyValuePairs() throws {
+        let db = try seeded()
+        do {
+            let lattice = try db.open(types)
+            let scores = try ann(lattice).scores
+            try lattice.write {
+                scores["b"] = 2
+                scores["a"] = 1
+                let entry: Map<String, Int>.Element = scores[0]
+                XCTAssertEqual(entry.key, "a")
+                XCTAssertEqual(entry.value, 1)
+                XCTAssertEqual(scores.keys, ["a", "b"])
+                XCTAssertEqual(scores.values, [1, 2])
+                XCTAssertEqual(elements(scores).map(\.key), ["a", "b"])
+                var seen: [String] = []
+                for (key, value) in scores { seen.append("\(key)=\(value)") }
+                XCTAssertEqual(seen, ["a=1", "b=2"])
+                XCTAssertEqual(scores.updateValue(20, forKey: "b"), 2)
+                XCTAssertNil(scores.updateValue(3, forKey: "c"))
+                XCTAssertEqual(scores.removeValue(forKey: "a"), 1)
+                XCTAssertNil(scores.removeValue(forKey: "a"))
+                scores.merge(["c": 30, "d": 4]) { $0 + $1 }
+                XCTAssertEqual(scores.remove(at: 0).key, "b")
+                XCTAssertTrue(scores.contains { $0.value == 4 })
+                XCTAssertEqual([scores.min(), scores.max()], [4, 33])
+                XCTAssertEqual(scores.sum(), 37)
+                XCTAssertEqual(scores.last?.key, "d")
+            }
+        }
+        let scores = try ann(try db.open(types)).scores
+        XCTAssertEqual(scores.asKeyValueSequence().map(\.key), ["c", "d"])
+        XCTAssertEqual(scores["c"], 33)
+        let unmanaged = Map<String, Int>()
+        unmanaged["z"] = 26
+        unmanaged["y"] = 25
+        XCTAssertEqual(elements(unmanaged).map(\.key), ["y", "z"])
+    }
+
+    // MARK: Invalidation
+
+    func testIsInvalidatedOfResultsAndCollections() throws {
+        let db = try seeded()
+        let lattice = try db.open(types)
+        let ann = try ann(lattice)
+        let all = lattice.objects(RNDog.self)
+        let dogs = ann.dogs, tags = ann.tags, scores = ann.scores, pets = ann.pets
+        let listResults = try dogs.filter("age > 0")
+        XCTAssertFalse(all.isInvalidated || listResults.isInvalidated || dogs.isInvalidated || pets.isInvalidated)
+        try lattice.write { try lattice.delete(ann) }
+        XCTAssertTrue(dogs.isInvalidated)
+        XCTAssertTrue(tags.isInvalidated)
+        XCTAssertTrue(scores.isInvalidated)
+        XCTAssertTrue(pets.isInvalidated)
+        XCTAssertTrue(listResults.isInvalidated, "results of a deleted owner's list")
+        lattice.invalidate()
+        XCTAssertFalse(all.isInvalidated, "results of a class read the latest commit after invalidate()")
+        XCTAssertEqual(all.count, 3)
+        XCTAssertFalse(List<Int>().isInvalidated)
+    }
+
+    // MARK: Object by name
+
+    func testKeyValueAccessOfObjects() throws {
+        let db = try seeded()
+        do {
+            let lattice = try db.open(types)
+            let dog = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 1))
+            XCTAssertEqual(dog["name"] as? String, "a")
+            XCTAssertEqual(dog.value(forKey: "age") as? Int, 1)
+            XCTAssertEqual((dog["owner"] as? RNPerson)?.name, "Ann")
+            try lattice.write {
+                dog["name"] = "Max"
+                dog.setValue(7, forKey: "age")
+                dog["tricks"] = ["sit", "roll"]
+                dog["owner"] = ["id": 5, "name": "Pat"]
+                try dog.setValue(nil, forProperty: "owner")
+                try dog.setValue(["id": 6, "name": "Quinn"], forProperty: "owner")
+                dog["id"] = 1  // the same primary key: allowed
+            }
+            XCTAssertEqual(dog.name, "Max")
+        }
+        let lattice = try db.open(types)
+        let dog = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 1))
+        XCTAssertEqual(dog.name, "Max")
+        XCTAssertEqual(dog.age, 7)
+        XCTAssertEqual(Array(dog.tricks), ["sit", "roll"])
+        XCTAssertEqual(dog.owner?.name, "Quinn")
+        XCTAssertEqual(lattice.objects(RNPerson.self).count, 3, "each dictionary built a person")
+
+        let unmanaged = RNDog()
+        unmanaged["name"] = "Free"
+        unmanaged.setValue(["x"], forKey: "tricks")
+        XCTAssertEqual(unmanaged.name, "Free")
+        XCTAssertEqual(unmanaged.value(forKey: "tricks").map { Array($0 as? List<String> ?? List()) }, ["x"])
+    }
+
+    func testThrowingKeyValueAccess() throws {
+        let db = try seeded()
+        let lattice = try db.open(types)
+        let dog = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 1))
+        assertLatticeError(try dog.value(forProperty: "colour"), .unknownProperty(className: "RNDog", property: "colour"))
+        assertLatticeError(try dog.setValue("Max", forProperty: "name"),
+                           .notInWriteTransaction(operation: "setValue(_:forKey:) of 'RNDog.name'"))
+        try lattice.write {
+            assertLatticeError(try dog.setValue(1, forProperty: "colour"), .unknownProperty(className: "RNDog", property: "colour"))
+            assertLatticeError(try dog.setValue("old", forProperty: "age"),
+                               .wrongType(className: "RNDog", property: "age", expected: "Int", found: "String"))
+            assertLatticeError(try dog.setValue(nil, forProperty: "name"), .missingValue(className: "RNDog", property: "name"))
+            assertLatticeError(try dog.setValue(2, forProperty: "id"), .primaryKeyChanged(className: "RNDog", property: "id"))
+            assertLatticeError(try dog.setValue(["name": 5], forProperty: "owner"),
+                               .wrongType(className: "RNPerson", property: "name", expected: "String", found: "Int"))
+        }
+        XCTAssertEqual(dog.age, 1, "nothing was written")
+        XCTAssertEqual(dog.owner?.name, "Ann")
+        assertLatticeError(try RNDog().setValue("old", forProperty: "age"),
+                           .wrongType(className: "RNDog", property: "age", expected: "Int", found: "String"))
+        try lattice.write { try lattice.delete(dog) }
+        assertLatticeError(try dog.value(forProperty: "name"), .objectInvalidated(className: "RNDog"))
+    }
+
+    func testIdentityAndClassNames() throws {
+        let db = try seeded()
+        let lattice = try db.open(types)
+        let a = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 1))
+        let again = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 1))
+        XCTAssertFalse(a === again)
+        XCTAssertTrue(a.isSameObject(as: again), "two instances of one stored object")
+        XCTAssertFalse(a.isSameObject(as: lattice.object(ofType: RNDog.self, forPrimaryKey: 2)))
+        XCTAssertFalse(a.isSameObject(as: nil))
+        let unmanaged = RNDog()
+        XCTAssertTrue(unmanaged.isSameObject(as: unmanaged))
+        XCTAssertFalse(unmanaged.isSameObject(as: RNDog()))
+        XCTAssertEqual(RNDog.className(), "RNDog")
+        XCTAssertEqual(RNDog.primaryKey(), "id")
+        XCTAssertNil(CNToy.primaryKey())
+        XCTAssertEqual(RNDog.sharedSchema()?.properties.map(\.name), ["id", "name", "age", "owner", "tricks"])
+        XCTAssertEqual(a.objectSchema.className, RNDog.className())
+    }
+
+    // MARK: Misuse that cannot throw stops with a message
+
+    /// A subscript cannot throw: misuse stops the process, as Realm's exception does. Checked in a child
+    /// process (this test binary re-run on this one test) whose output must name the class and property.
+    func testSubscriptMisuseStopsWithAClearMessage() throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let scenario = environment["LATTICE_NAMES_MISUSE"], let path = environment["LATTICE_NAMES_MISUSE_FILE"] {
+            try runMisuse(scenario, path: path)
+            return
+        }
+        let db = try seeded()
+        let scenarios = [
+            ("get", "'RNDog' has no persisted property named 'colour'."),
+            ("setUnmanaged", "'RNDog' has no persisted property named 'colour'."),
+            ("type", "Property 'RNDog.age' expects a value of type Int, not String."),
+            ("outside", "setValue(_:forKey:) of 'RNDog.name' must be called inside a write transaction."),
+        ]
+        for (scenario, expected) in scenarios {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["LatticeTests.RealmNamesTests/testSubscriptMisuseStopsWithAClearMessage"]
+            var childEnvironment = environment
+            childEnvironment["LATTICE_NAMES_MISUSE"] = scenario
+            childEnvironment["LATTICE_NAMES_MISUSE_FILE"] = db.path
+            process.environment = childEnvironment
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationReason, .uncaughtSignal, "\(scenario): the child must stop\n\(text)")
+            XCTAssertTrue(text.contains(expected), "\(scenario): expected '\(expected)' in:\n\(text)")
+        }
+        let dog = try db.open(types).object(ofType: RNDog.self, forPrimaryKey: 1)
+        XCTAssertEqual(dog?.name, "a", "nothing the children did reached the file")
+        XCTAssertEqual(dog?.age, 1)
+    }
+
+    /// Runs in the child process; every scenario is expected to stop the process.
+    private func runMisuse(_ scenario: String, path: String) throws {
+        let lattice = try Lattice(configuration: .init(fileURL: URL(fileURLWithPath: path), objectTypes: types))
+        let dog = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 1))
+        switch scenario {
+        case "get":
+            print(dog["colour"] ?? "nil")
+        case "setUnmanaged":
+            RNDog()["colour"] = "brown"
+        case "type":
+            try lattice.write { dog["age"] = "old" }
+        default:
+            dog["name"] = "outside"
+        }
+        XCTFail("scenario \(scenario) should have stopped the process")
+    }
+}
