@@ -42,9 +42,6 @@ public final class Lattice {
     /// Always changes together with `generation`, so an object whose cached record is of the current
     /// generation is of the current epoch too (reads check the generation only).
     @usableFromInline @exclusivity(unchecked) private(set) var epoch: UInt64 = 1
-    /// Set while a type-safe query identifies a link property by reading it from a probe object: links
-    /// then resolve to unread objects, whether or not the key exists (see `KeyPathResolver`).
-    var probingLinks = false
     /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`).
     var recordScratch: [UInt8] = []
     /// The List directory decoded or written last (see `listDirectory(_:owner:)`).

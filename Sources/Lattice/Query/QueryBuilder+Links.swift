@@ -100,9 +100,7 @@ extension KeyPathResolver {
         Varint.append(Varint.zigzag(1), to: &link)
         func read(_ chosen: (Int) -> Bool) -> Bool {
             let probe = self.probe { p in candidates.firstIndex { $0 === p }.flatMap { chosen($0) ? link : nil } }
-            lattice.probingLinks = true
-            defer { lattice.probingLinks = false }
-            return probe[keyPath: keyPath] != nil
+            return Lattice.$resolvesLinksUnread.withValue(true) { probe[keyPath: keyPath] != nil }
         }
         var index = 0
         var bit = 0

@@ -123,9 +123,9 @@ struct ResolvedPath {
     private func elements(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [[UInt8]] {
         context.attempt([]) {
             switch property.property.collection {
-            case .list?: return try ListStore(lattice: context.lattice, property: property, owner: owner).allPayloads()
-            case .set?: return try SetStore(lattice: context.lattice, property: property, owner: owner).allPayloads()
-            case .map?: return try MapStore(lattice: context.lattice, property: property, owner: owner).entries().map(\.payload)
+            case .list?: return try context.lattice.listPayloads(property, owner: owner)
+            case .set?: return try SetTable(table: property.collectionTable!, owner: owner).entries(context.lattice.readTransaction()).map(\.value)
+            case .map?: return try MapTable(table: property.collectionTable!, owner: owner).entries(context.lattice.readTransaction()).map(\.payload)
             case nil: return []
             }
         }

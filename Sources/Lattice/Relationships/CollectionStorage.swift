@@ -1,41 +1,6 @@
 /// The storage of collection properties as the public collection types see it: reads go through the
 /// tables (`ListTable`, `SetTable`, `MapTable`) in the handle's current view, changes through the
 /// handle's write path, which keeps backlinks and the change record in step.
-extension Lattice {
-    /// A List directory as the handle saw it: valid while the handle's generation is unchanged.
-    struct ListDirectoryCache {
-        let table: Table
-        let owner: Int64
-        let generation: UInt64
-        let directory: ListTable.Directory
-    }
-
-    /// A List's directory, decoded once per change of the handle's view: a loop reading or appending
-    /// entries does not decode it (O(n/256)) on every step.
-    func listDirectory(_ property: PropertyInfo, owner: Int64) throws -> ListTable.Directory {
-        let table = property.collectionTable!
-        if let cached = listDirectoryCache, cached.generation == generation, cached.table == table, cached.owner == owner {
-            return cached.directory
-        }
-        let directory = try ListTable(table: table, owner: owner).directory(readTransaction())
-        cacheListDirectory(property, owner: owner, directory)
-        return directory
-    }
-
-    func cacheListDirectory(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory) {
-        listDirectoryCache = ListDirectoryCache(table: property.collectionTable!, owner: owner, generation: generation, directory: directory)
-    }
-
-    /// Every payload of a List, in order.
-    func listPayloads(_ property: PropertyInfo, owner: Int64) throws -> [[UInt8]] {
-        try ListTable(table: property.collectionTable!, owner: owner).allPayloads(readTransaction(), in: listDirectory(property, owner: owner))
-    }
-
-    /// The object key a link payload names, or nil for an empty (nil) payload.
-    func linkedKey(_ payload: UnsafeRawBufferPointer) -> Int64? {
-        payload.isEmpty ? nil : Int64._latticeDecode(payload)
-    }
-}
 
 /// The elements of one ``List`` property of one object (see `ListTable` for the layout and costs).
 struct ListStore {

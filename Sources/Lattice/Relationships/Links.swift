@@ -58,11 +58,16 @@ extension Lattice {
         owner.liveRecord(self).withPayload(column) { payload in payload.flatMap { resolveLink(T.self, $0) } }
     }
 
+    /// While true (in the task or thread that set it), links resolve to unread objects whether or not the
+    /// key exists: the type-safe query builder identifies a link property by reading it from a probe
+    /// object whose links name no stored object.
+    @TaskLocal static var resolvesLinksUnread = false
+
     /// The object a link payload names, or nil for an empty payload or a missing object.
     func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer) -> T? {
         guard !payload.isEmpty, let info = classInfo(type) else { return nil }
         let key = Int64._latticeDecode(payload)
-        if probingLinks { return materialize(type, info, key: key, record: nil) }
+        if Lattice.resolvesLinksUnread { return materialize(type, info, key: key, record: nil) }
         guard let record = reading("a linked '\(info.name)'", { _ in try fetchRecord(info, key: key) }) else { return nil }
         return materialize(type, info, key: key, record: record)
     }

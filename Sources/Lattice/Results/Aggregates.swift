@@ -134,16 +134,3 @@ extension LatticeCollection where Element: BinaryFloatingPoint {
         return all.isEmpty ? nil : all.reduce(0.0) { $0 + Double($1) } / Double(all.count)
     }
 }
-
-extension Object {
-    /// The value of a persisted property by name (nil for an unknown name or an empty optional).
-    public func value(ofProperty name: String) -> Any? {
-        if let info = _info {
-            return info.property(named: name).flatMap { value(of: $0) }
-        }
-        guard let metadata = try? ModelMetadata.of(type(of: self)),
-              let index = metadata.schema.properties.firstIndex(where: { $0.name == name }) else { return nil }
-        let field = metadata.fields[index]
-        return field.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + field.offset)
-    }
-}

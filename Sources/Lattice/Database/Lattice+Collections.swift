@@ -1,0 +1,38 @@
+/// Reads of collection tables in the handle's current view, shared by the collection types, the write
+/// path and the query engine.
+extension Lattice {
+    /// A List directory as the handle saw it: valid while the handle's generation is unchanged.
+    struct ListDirectoryCache {
+        let table: Table
+        let owner: Int64
+        let generation: UInt64
+        let directory: ListTable.Directory
+    }
+
+    /// A List's directory, decoded once per change of the handle's view: a loop reading or appending
+    /// entries does not decode it (O(n/256)) on every step.
+    func listDirectory(_ property: PropertyInfo, owner: Int64) throws -> ListTable.Directory {
+        let table = property.collectionTable!
+        if let cached = listDirectoryCache, cached.generation == generation, cached.table == table, cached.owner == owner {
+            return cached.directory
+        }
+        let directory = try ListTable(table: table, owner: owner).directory(readTransaction())
+        cacheListDirectory(property, owner: owner, directory)
+        return directory
+    }
+
+    func cacheListDirectory(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory) {
+        listDirectoryCache = ListDirectoryCache(table: property.collectionTable!, owner: owner, generation: generation, directory: directory)
+    }
+
+    /// Every payload of a List, in order.
+    func listPayloads(_ property: PropertyInfo, owner: Int64) throws -> [[UInt8]] {
+        try ListTable(table: property.collectionTable!, owner: owner).allPayloads(readTransaction(), in: listDirectory(property, owner: owner))
+    }
+
+    /// The object key a link payload names, or nil for an empty (nil) payload.
+    func linkedKey(_ payload: UnsafeRawBufferPointer) -> Int64? {
+        payload.isEmpty ? nil : Int64._latticeDecode(payload)
+    }
+}
+
