@@ -1,7 +1,7 @@
 import Foundation
 import PackagePlugin
 
-/// Runs `lattice-codegen` on the `*.lattice.json` files of a target before it compiles.
+/// Runs `lattice-codegen` (its executable target, `LatticeCodegen`) on the `*.lattice.json` files of a target before it compiles.
 ///
 /// One build command covers all of the target's schema files, because a class of one file may link to a
 /// class of another: it declares the schema files as inputs and one `X.swift` per `X.lattice.json` in
@@ -22,7 +22,7 @@ struct LatticeCodegenPlugin: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Generating Lattice models of \(target.name) from \(schemas.map(\.lastPathComponent).joined(separator: ", "))",
-                executable: try context.tool(named: "lattice-codegen").url,
+                executable: try context.tool(named: "LatticeCodegen").url,
                 arguments: schemas.map(\.path) + ["--output-dir", outputDirectory.path],
                 inputFiles: schemas,
                 outputFiles: outputs

@@ -55,8 +55,9 @@ extension ClassSpec {
 
 extension PropertySpec {
     var json: JSONNode {
-        var m: [(String, JSONNode.Value)] = [("name", .string(name)), ("type", .string(type.rawValue))]
-        if let enumName { m.append(("enum", .string(enumName))) }
+        // An enum property's type is its enum's raw type, which validation fills in.
+        var m: [(String, JSONNode.Value)] = [("name", .string(name))]
+        if let enumName { m.append(("enum", .string(enumName))) } else { m.append(("type", .string(type.rawValue))) }
         if let collection { m.append(("collection", .string(collection.rawValue))) }
         if let objectClassName { m.append(("objectClassName", .string(objectClassName))) }
         if let originProperty { m.append(("originProperty", .string(originProperty))) }
