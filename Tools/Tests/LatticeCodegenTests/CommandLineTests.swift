@@ -132,7 +132,7 @@ final class CommandLineTests: XCTestCase {
 
     func testUsageErrors() throws {
         let both = try runProcess(Paths.codegen(), [schema("ToDo"), "--output", "a.swift", "--output-dir", "b"], in: directory)
-        XCTAssertNotEqual(both.status, 0)
+        XCTAssertEqual(both.status, 64, "a usage error exits with EX_USAGE")
         XCTAssertTrue(both.stderr.contains("Use either --output or --output-dir, not both."), both.stderr)
         let none = try runProcess(Paths.codegen(), [], in: directory)
         XCTAssertNotEqual(none.status, 0)
