@@ -35,9 +35,10 @@ deps:
 demo: deps
 	$(SWIFT) run --scratch-path $(SCRATCH_PATH) lattice-demo $(DEMO_FILE)
 
-## test: run the whole test suite.
+## test: run the whole test suite: the library's, then the tools' (Tools/, its own package).
 test: deps
 	$(SWIFT) test --scratch-path $(SCRATCH_PATH)
+	$(SWIFT) test --package-path Tools --scratch-path $(SCRATCH_PATH)/tools
 
 ## bench: run the benchmark workload (the Benchmarks package, release build).
 bench: deps
