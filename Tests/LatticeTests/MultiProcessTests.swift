@@ -21,7 +21,7 @@ final class MultiProcessCounter: Object {
     @Persisted var value = 0
 }
 
-/// Multi-process behaviour (FEATURES T3) with real child processes running `LatticeTestHelper`.
+/// Multi-process behaviour with real child processes running `LatticeTestHelper`.
 /// Children report progress as lines on stdout; every wait has a timeout that kills the child and
 /// fails the test instead of hanging.
 final class MultiProcessTests: XCTestCase {

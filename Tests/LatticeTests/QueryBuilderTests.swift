@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-/// `where { }` (FEATURES Q11) builds the same AST as the string predicate.
+/// `where { }` builds the same AST as the string predicate.
 final class QueryBuilderTests: QueryTestCase {
     private func positionless(_ node: QueryNode?) -> String {
         "\(String(describing: node))".replacingOccurrences(of: #"position: \d+"#, with: "", options: .regularExpression)

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-/// Each predicate form through relationships (FEATURES Q6, Q7), with its result.
+/// Each predicate form through relationships, with its result.
 final class QueryLinkTests: LinkQueryTestCase {
     func testToOneLinksAtAnyDepth() throws {
         try makeSample()

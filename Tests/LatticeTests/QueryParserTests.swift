@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-/// The predicate language: every operator and form of FEATURES Q4–Q7, and its errors.
+/// The predicate language: every operator and form, and its errors.
 final class QueryParserTests: QueryTestCase {
     private func parse(_ text: String, _ args: Any?...) throws -> QueryNode { try QueryParser.parse(text, args) }
 

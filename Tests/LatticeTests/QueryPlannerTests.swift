@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-/// `explain()` shows the plan each predicate shape gets (issue 4 item 4), and plans give right answers.
+/// `explain()` shows the plan each predicate shape gets, and plans give right answers.
 final class QueryPlannerTests: QueryTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()

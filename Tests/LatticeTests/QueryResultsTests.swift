@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-/// Results API of FEATURES Q1–Q3, Q8, Q9 and R6 over filtered and sorted results.
+/// The Results API (access, liveness, sorting, bulk updates, aggregates) over filtered and sorted results.
 final class QueryResultsTests: QueryTestCase {
     /// Five items: ids 1...5, ints [3, 1, 3, nil-ish...].
     private func seed() throws {

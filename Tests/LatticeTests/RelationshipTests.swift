@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Lattice
 
-// The car-repair fixture of FEATURES.
+// The car-repair example model (Person, RepairShop, Car, Repair, Sticker).
 final class RPerson: Object {
     @Persisted var name = ""
 }
@@ -34,7 +34,7 @@ final class Sticker: Object {
     @Persisted var text = ""
 }
 
-// Person/Dog of issue 3.
+// Person and Dog: links, lists, sets, maps and backlinks.
 final class Owner: Object {
     @Persisted var name = ""
     @Persisted var dogs: List<Pet>

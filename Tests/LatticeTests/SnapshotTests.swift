@@ -8,7 +8,7 @@ final class SnapshotNote: Object {
     @Persisted var payload = Data()
 }
 
-/// Two handles on one file in one process: each reads one consistent snapshot (FEATURES O9, T3 in-process).
+/// Two handles on one file in one process: each reads one consistent snapshot.
 final class SnapshotTests: XCTestCase {
     private func note(_ id: Int, _ text: String) -> SnapshotNote {
         let n = SnapshotNote()

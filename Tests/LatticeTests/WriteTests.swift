@@ -421,7 +421,7 @@ final class WriteTests: XCTestCase {
         XCTAssertEqual(lattice.object(ofType: FixtureItem.self, forPrimaryKey: 1)?.name, "one")
     }
 
-    /// FEATURES M5: a deleted object stays invalidated. Re-adding an object with the same integer primary
+    /// A deleted object stays invalidated. Re-adding an object with the same integer primary
     /// key (which is the object key) must not revive old instances with the new object's values.
     func testDeletedObjectStaysInvalidatedWhenItsPrimaryKeyIsReused() throws {
         let db = try seeded()

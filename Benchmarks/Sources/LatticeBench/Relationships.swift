@@ -1,7 +1,7 @@
 import Foundation
 import Lattice
 
-/// Models of the relationship scenarios (issue 5's extras; no peer engine runs them).
+/// Models of the relationship scenarios (extra scenarios; no peer engine runs them).
 final class ListHolder: Object {
     @Persisted(primaryKey: true) var id: Int64
     @Persisted var items: List<Int>

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The workload's data, generated before any timing starts (see /work/shared/bench/WORKLOAD.md).
+/// The workload's data, generated before any timing starts (see Benchmarks/WORKLOAD.md).
 
 /// splitmix64, exactly as WORKLOAD.md specifies (wrapping arithmetic).
 struct SplitMix64 {

@@ -18,7 +18,7 @@ public final class Migration {
 }
 
 extension Lattice {
-    /// Everything needed to open a database (FEATURES O2).
+    /// Everything needed to open a database.
     ///
     /// Options this version does not implement yet are accepted by the type but make opening throw
     /// ``LatticeError/unsupported(feature:)`` naming them: nothing is silently ignored.

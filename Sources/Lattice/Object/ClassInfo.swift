@@ -43,7 +43,7 @@ final class PropertyInfo {
     /// Links to objects (to-one or a collection of objects): kept in the target's backlink table.
     var linksObjects: Bool { property.type == .object }
 
-    /// Strings and Data may be up to 16 MiB (FEATURES M8).
+    /// Strings and Data may be up to 16 MiB.
     static let maxValueBytes = 16 << 20
 }
 

@@ -1,7 +1,7 @@
 @_spi(Reflection) import Swift
 import Synchronization
 
-/// The reflected shape of a model class: derived once per type (FEATURES M9) and cached.
+/// The reflected shape of a model class: derived once per type and cached.
 struct ModelMetadata: Sendable {
     struct Field: Sendable {
         let offset: Int

@@ -2,7 +2,7 @@ import Foundation
 
 /// A type that can be the value of a `@Persisted` property.
 ///
-/// Lattice conforms every supported type (FEATURES M2) and their optionals; conform your raw-value
+/// Lattice conforms every supported type and their optionals; conform your raw-value
 /// enums through ``PersistableEnum``. The underscored requirements are the storage codec and are not
 /// meant to be implemented by hand.
 public protocol _Persistable {

@@ -1,4 +1,4 @@
-/// A raw-value enum stored as its raw value (FEATURES M2).
+/// A raw-value enum stored as its raw value.
 ///
 /// ```swift
 /// enum Department: String, PersistableEnum { case news, sports }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Parses the predicate language (FEATURES Q4–Q7) into a ``QueryNode``, substituting arguments.
+/// Parses the predicate language into a ``QueryNode``, substituting arguments.
 ///
 /// ```
 /// predicate   := or

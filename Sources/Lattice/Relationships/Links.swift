@@ -1,4 +1,4 @@
-/// An object owned by exactly one parent object, through a to-one link or a ``List`` (FEATURES R5).
+/// An object owned by exactly one parent object, through a to-one link or a ``List``.
 ///
 /// It is stored with its parent's file, deleted with its parent, replaced when the parent's property is
 /// assigned a new one, and never queried or added on its own. Giving it a second parent is an error.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Aggregates over one property of a collection's objects (FEATURES R6): one engine for ``Results``
+/// Aggregates over one property of a collection's objects: one engine for ``Results``
 /// (fed from record payloads) and the other collections (fed from the objects).
 enum Aggregation {
     /// The aggregated property, checked to suit the aggregate.

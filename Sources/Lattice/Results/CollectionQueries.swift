@@ -1,5 +1,5 @@
 /// A managed ``List``, ``MutableSet`` or ``LinkingObjects`` of objects, queried like ``Results``
-/// (issue 4, point 5): `filter`, `where`, `sorted` and
+/// : `filter`, `where`, `sorted` and
 /// `distinct` return live ``Results`` over the collection's objects. Unsorted results keep the
 /// collection's order (List order, duplicates included).
 ///

@@ -2,7 +2,7 @@ extension Results {
     // Results read the aggregated property straight from the records, decoding nothing else; the
     // arithmetic is shared with the other collections (`Aggregation`).
 
-    /// The smallest non-nil value of a number or Date property, or nil when there is none (FEATURES R6).
+    /// The smallest non-nil value of a number or Date property, or nil when there is none.
     ///
     /// ```swift
     /// let youngest: Int? = try dogs.min(ofProperty: "age")

@@ -1,5 +1,5 @@
 extension Results {
-    /// The objects of these results that also match `predicate` (FEATURES Q4, Q5).
+    /// The objects of these results that also match `predicate`.
     ///
     /// ```swift
     /// let puppies = try lattice.objects(Dog.self).filter("age < %d AND name BEGINSWITH[c] %@", 2, "r")
@@ -16,7 +16,7 @@ extension Results {
         try filtered(QueryParser.parse(predicate, arguments.map { $0 as Any? }))
     }
 
-    /// The objects that also match a type-safe predicate (FEATURES Q11); it means exactly what the
+    /// The objects that also match a type-safe predicate; it means exactly what the
     /// equivalent string predicate means.
     ///
     /// ```swift
@@ -42,7 +42,7 @@ extension Results {
         return Results(lattice: lattice, info: info, query: q, source: source)
     }
 
-    /// These results sorted by one property (FEATURES Q8). Throws for an unknown property.
+    /// These results sorted by one property. Throws for an unknown property.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
         try sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
     }
@@ -70,7 +70,7 @@ extension Results {
         return Results(lattice: lattice, info: info, query: q, source: source)
     }
 
-    /// The plan the query runs with now (FEATURES Q12), for example
+    /// The plan the query runs with now, for example
     /// `Dog: index range Dog.age [20, 30) (~1000 rows) -> filter name BEGINSWITH[c] 'r'`.
     /// Estimates for the chosen index are counted from the index itself.
     public func explain() -> String {
@@ -109,7 +109,7 @@ extension Results {
         return nil
     }
 
-    /// Sets `key` to `value` on every object of the results (FEATURES Q9), inside a write transaction.
+    /// Sets `key` to `value` on every object of the results, inside a write transaction.
     /// Indexes stay in step. Throws for an unknown property, the primary key, or a wrong type.
     public func setValue(_ value: Any?, forKey key: String) throws {
         _ = try lattice.requireWrite("setValue(_:forKey:)")

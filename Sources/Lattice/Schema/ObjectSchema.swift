@@ -103,7 +103,7 @@ public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertibl
     static let maxClassNameBytes = 57
     static let maxPropertyNameBytes = 63
 
-    /// Checks the limits and rules of FEATURES M3, M4 and M8.
+    /// Checks the rules for primary keys, indexes, names and sizes.
     func validate() throws {
         func fail(_ reason: String) -> LatticeError { .invalidSchema(className: className, reason: reason) }
         if className.isEmpty || className.utf8.count > ObjectSchema.maxClassNameBytes {

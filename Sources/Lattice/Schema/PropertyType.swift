@@ -62,9 +62,9 @@ public enum PropertyType: String, Sendable, Codable, CaseIterable, CustomStringC
         }
     }
 
-    /// Types allowed as a primary key (FEATURES M3).
+    /// Types allowed as a primary key.
     var canBePrimaryKey: Bool { isInteger || self == .string || self == .uuid || self == .objectId }
 
-    /// Types allowed for a secondary index (FEATURES M4).
+    /// Types allowed for a secondary index.
     var canBeIndexed: Bool { canBePrimaryKey || self == .bool || self == .date }
 }

@@ -61,6 +61,10 @@ public struct SwiftGenerator: Sendable {
             emitDoc(doc, indent: "", into: &out)
             out += "\(modifier)final class \(cls.className): \(cls.isEmbedded ? "EmbeddedObject" : "Object") {\n"
             for p in cls.properties { emit(p, enums: enums, into: &out) }
+            // The class body is generated whole (no initializer or deinitializer of its own), so loops may
+            // reuse its instances.
+            out += "\n    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.\n"
+            out += "    override \(modifier)class var reusesInstancesWhileIterating: Bool { true }\n"
             out += "}\n"
         }
         out += "\n/// The classes of \(file.displayName), for `Lattice.Configuration(objectTypes:)`.\n"
