@@ -282,3 +282,38 @@ extension ReadPathTests {
         return try XCTUnwrap(Int(line.split(separator: " ")[1]))
     }
 }
+
+/// Positional access (`results[i]`, and so `map`, index loops and slices) reads ahead in batches and
+/// gives exactly what iteration gives, in any order of positions and across writes.
+final class PositionalReadTests: XCTestCase {
+    func testPositionalAccessMatchesIterationInAnyOrder() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([FixtureItem.self])
+        try lattice.write {
+            for id in 1...700 { try lattice.create(FixtureItem.self, value: ["id": id, "name": "item \(id)", "rank": id % 7]) }
+        }
+        for results in [lattice.objects(FixtureItem.self), try lattice.objects(FixtureItem.self).filter("rank == 3"),
+                        try lattice.objects(FixtureItem.self).sorted(byKeyPath: "name", ascending: false)] {
+            let iterated = Array(results).map(\.name)
+            XCTAssertEqual(results.map(\.name), iterated)
+            XCTAssertEqual((0..<results.count).map { results[$0].name }, iterated)
+            XCTAssertEqual((0..<results.count).reversed().map { results[$0].name }, iterated.reversed())
+            XCTAssertEqual(stride(from: 0, to: results.count, by: 3).map { results[$0].name },
+                           stride(from: 0, to: iterated.count, by: 3).map { iterated[$0] })
+            XCTAssertEqual(results.prefix(5).map(\.name), Array(iterated.prefix(5)))
+            XCTAssertEqual(results.last?.name, iterated.last)
+        }
+        // Writes between positional reads: each read sees the current state.
+        let all = lattice.objects(FixtureItem.self)
+        try lattice.write {
+            for i in 0..<10 {
+                let item = all[i]
+                item.name = "renamed \(i)"
+                XCTAssertEqual(all[i].name, "renamed \(i)")
+                if i == 5 { try lattice.delete(all[0]) }
+            }
+        }
+        XCTAssertEqual(all.count, 699)
+        XCTAssertEqual(all[0].name, "renamed 1")
+    }
+}

@@ -22,10 +22,15 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         self.source = source
     }
 
-    /// Object keys in order, computed once per change of the handle's view.
+    /// Object keys in order, computed once per change of the handle's view, and the reader that serves
+    /// positional access (`results[i]`) in batches.
     final class KeyCache {
         var generation: UInt64 = 0
         var keys: [Int64] = []
+        /// Reads ahead from the position asked last, so that `map`, index loops and slices read records
+        /// in batches (one cursor walk per batch) instead of one lookup per object.
+        var reader: ResultsReader?
+        var readerGeneration: UInt64 = 0
     }
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
@@ -63,7 +68,17 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         let keys = keys()
         precondition(position >= 0 && position < keys.count,
                      "Index \(position) is out of range: these results of '\(info?.name ?? "\(Element.self)")' have \(keys.count) objects.")
-        return lattice.materialize(Element.self, info!, key: keys[position], record: nil)
+        // Positions asked in increasing order continue the reader; any other position starts a new one.
+        if cache.reader?.position != position || cache.readerGeneration != lattice.generation {
+            cache.reader = ResultsReader(lattice: lattice, info: info, type: Element.self, keys: keys, walk: nil, start: position)
+            cache.readerGeneration = lattice.generation
+        }
+        guard let object = cache.reader?.next(), object._key == keys[position] else {
+            cache.reader = nil
+            return lattice.materialize(Element.self, info!, key: keys[position], record: nil)
+        }
+        // The reader creates instances of `Element.self` only.
+        return unsafeDowncast(object, to: Element.self)
     }
 
     /// The position of `object` in the results, or nil.

@@ -22,8 +22,8 @@ struct ResultsReader {
     /// The snapshot of keys, or nil while walking the class.
     private let keys: [Int64]?
     private var walk: ResultsWalk?
-    /// The position in `keys` (used with a snapshot of keys).
-    private var position = 0
+    /// The position in `keys` of the next object (used with a snapshot of keys).
+    private(set) var position = 0
     /// The objects read ahead, their records all in `batchStorage`.
     private var batch: [BatchEntry] = []
     private var batchStorage: RecordStorage?
@@ -37,8 +37,9 @@ struct ResultsReader {
     /// The most records read ahead at once.
     static var maxBatch: Int { 256 }
 
-    init(lattice: Lattice, info: ClassInfo?, type: Object.Type, keys: [Int64]?, walk: ResultsWalk?) {
+    init(lattice: Lattice, info: ClassInfo?, type: Object.Type, keys: [Int64]?, walk: ResultsWalk?, start: Int = 0) {
         self.lattice = lattice
+        position = start
         self.info = info
         self.type = type
         recyclable = info.map { $0.type == type && $0.recyclable } ?? false

@@ -62,6 +62,9 @@ final class Everything: Object {
     ///
     /// Renamed from `points`.
     @Persisted var score: Double
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// Links of every shape: to-one, List, MutableSet and Map, of objects, embedded objects, values and enums.
@@ -80,6 +83,9 @@ final class Owner: Object {
     @Persisted var colors: List<Color>
     @Persisted var levels: MutableSet<Level>
     @Persisted var visits: Map<String, Date?>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Pet: Object {
@@ -89,18 +95,27 @@ final class Pet: Object {
     @Persisted(originProperty: "pets") var owners: LinkingObjects<Owner>
     /// Owners whose best pet this is.
     @Persisted(originProperty: "best") var fans: LinkingObjects<Owner>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// An embedded object: owned by one parent, deleted with it.
 final class Address: EmbeddedObject {
     @Persisted var city: String
     @Persisted var zip: Int?
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// A class keyed by an optional integer.
 final class Tag: Object {
     @Persisted(primaryKey: true) var number: Int64?
     @Persisted var label: String
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of AllFeatures.lattice.json, for `Lattice.Configuration(objectTypes:)`.

@@ -5,6 +5,9 @@ import Lattice
 
 final class Person: Object {
     @Persisted var name: String
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class RepairShop: Object {
@@ -12,6 +15,9 @@ final class RepairShop: Object {
     @Persisted var contact: Person?
     /// The cars whose shop is this one.
     @Persisted(originProperty: "shop") var maintainedCars: LinkingObjects<Car>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Car: Object {
@@ -23,16 +29,25 @@ final class Car: Object {
     @Persisted var plates: List<String>
     @Persisted var checkups: List<Date>
     @Persisted var stickers: List<String>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Repair: Object {
     @Persisted var date: Date
     @Persisted var person: Person?
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Sticker: Object {
     @Persisted(primaryKey: true) var id: String
     @Persisted var text: String
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of CarRepair.lattice.json, for `Lattice.Configuration(objectTypes:)`.

@@ -8,11 +8,17 @@ final class Exam: Object {
     @Persisted var date: Date
     @Persisted var subject: Subject?
     @Persisted var result: String?
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Subject: Object {
     @Persisted var name: String
     @Persisted var credits: Int
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of ExamsV0.lattice.json, for `Lattice.Configuration(objectTypes:)`.

@@ -11,16 +11,25 @@ final class Exam: Object {
     /// The result, shared by every exam with the same outcome.
     @Persisted var passed: Result?
     @Persisted var isMultipleChoice: Bool
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Subject: Object {
     @Persisted var name: String
     @Persisted var credits: Int
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// An outcome, such as "passed" or "failed".
 final class Result: Object {
     @Persisted(primaryKey: true) var result: String
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of ExamsV2.lattice.json, for `Lattice.Configuration(objectTypes:)`.

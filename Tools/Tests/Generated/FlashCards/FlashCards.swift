@@ -6,6 +6,9 @@ import Lattice
 final class FlashCardSet: Object {
     @Persisted(primaryKey: true) var name: String
     @Persisted var cards: List<FlashCard>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class FlashCard: Object {
@@ -13,6 +16,9 @@ final class FlashCard: Object {
     @Persisted var face: String
     /// The answer.
     @Persisted var back: String
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of FlashCards.lattice.json, for `Lattice.Configuration(objectTypes:)`.

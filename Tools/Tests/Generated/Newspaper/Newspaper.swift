@@ -30,6 +30,9 @@ final class Person: Object {
     @Persisted var department: Department = .news
     /// The articles this person wrote (those whose author is this person).
     @Persisted(originProperty: "author") var articles: LinkingObjects<Article>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// A published article.
@@ -40,6 +43,9 @@ final class Article: Object {
     /// The people the article is about.
     @Persisted var people: List<Person>
     @Persisted var date: Date
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of Newspaper.lattice.json, for `Lattice.Configuration(objectTypes:)`.

@@ -62,6 +62,9 @@ public final class Everything: Object {
     ///
     /// Renamed from `points`.
     @Persisted public var score: Double
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override public class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// Links of every shape: to-one, List, MutableSet and Map, of objects, embedded objects, values and enums.
@@ -80,6 +83,9 @@ public final class Owner: Object {
     @Persisted public var colors: List<Color>
     @Persisted public var levels: MutableSet<Level>
     @Persisted public var visits: Map<String, Date?>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override public class var reusesInstancesWhileIterating: Bool { true }
 }
 
 public final class Pet: Object {
@@ -89,18 +95,27 @@ public final class Pet: Object {
     @Persisted(originProperty: "pets") public var owners: LinkingObjects<Owner>
     /// Owners whose best pet this is.
     @Persisted(originProperty: "best") public var fans: LinkingObjects<Owner>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override public class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// An embedded object: owned by one parent, deleted with it.
 public final class Address: EmbeddedObject {
     @Persisted public var city: String
     @Persisted public var zip: Int?
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override public class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// A class keyed by an optional integer.
 public final class Tag: Object {
     @Persisted(primaryKey: true) public var number: Int64?
     @Persisted public var label: String
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override public class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of AllFeatures.lattice.json, for `Lattice.Configuration(objectTypes:)`.

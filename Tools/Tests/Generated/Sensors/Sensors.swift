@@ -6,11 +6,17 @@ import Lattice
 final class Sensor: Object {
     @Persisted(primaryKey: true) var symbol: String
     @Persisted var readings: List<Reading>
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 final class Reading: Object {
     @Persisted var value: Double
     @Persisted var date: Date
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of Sensors.lattice.json, for `Lattice.Configuration(objectTypes:)`.

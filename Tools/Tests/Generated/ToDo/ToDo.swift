@@ -11,6 +11,9 @@ final class ToDoItem: Object {
     @Persisted var text: String
     /// Whether it is done.
     @Persisted var isCompleted: Bool
+
+    /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 /// The classes of ToDo.lattice.json, for `Lattice.Configuration(objectTypes:)`.
