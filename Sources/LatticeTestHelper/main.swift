@@ -14,6 +14,9 @@
 //       keeps adding, then blocks.
 //   hold <file>
 //       Opens a snapshot (reads the item count), prints "holding <count>", blocks until stdin closes.
+//   hold-write <file>
+//       Begins a write transaction, adds item 999_999, prints "writing", and waits until stdin closes,
+//       then rolls back.
 //   probe-writer <file>
 //       Prints "busy" when another process holds the file's cross-process writer lock (the `flock` every
 //       Lattice writer takes), "free" otherwise, without waiting.
@@ -159,6 +162,14 @@ func run() throws {
         let lattice = try openLattice(path)
         say("holding \(lattice.objects(MultiProcessItem.self).count)")
         while readLine() != nil {}
+
+    case "hold-write":
+        let lattice = try openLattice(path)
+        try lattice.beginWrite()
+        try lattice.add(item(id: 999_999, size: 10))
+        say("writing")
+        while readLine() != nil {}
+        lattice.cancelWrite()
 
     case "probe-writer":
         let fd = open(path, O_RDWR | O_CLOEXEC)

@@ -95,6 +95,21 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertFalse(lattice.refresh(), "nothing was committed since the last refresh")
     }
 
+    /// Opening a file whose schema is stored, read-write, never waits for another process's write; its
+    /// own write waits until that write ends.
+    func testOpeningDoesNotWaitForAnotherProcesssWrite() throws {
+        try addItems(open(), 0..<3, size: 10)
+        let writer = try Helper(["hold-write", path])
+        XCTAssertEqual(try writer.readLine(), "writing")
+        let lattice = try open()  // would block here if opening took the writer lock
+        XCTAssertEqual(lattice.objects(MultiProcessItem.self).count, 3)
+        XCTAssertNil(lattice.object(ofType: MultiProcessItem.self, forPrimaryKey: 999_999), "the other write is not committed")
+        writer.closeInput()
+        try writer.waitForSuccess()
+        try lattice.write { try lattice.add(makeItem(id: 4, size: 10)) }
+        XCTAssertEqual(lattice.objects(MultiProcessItem.self).count, 4)
+    }
+
     /// A failed nested `beginWrite` through another handle on the same thread, and opening a handle in
     /// the middle of a write, must not release the cross-process writer lock the outer write holds.
     func testNestedFailureKeepsTheOuterWritersLock() throws {

@@ -117,15 +117,24 @@ final class SchemaFileTests: XCTestCase {
                 @Persisted var things: List<Thing?>
                 @Persisted var weights: MutableSet<Float>
                 @Persisted(originProperty: "boxes") var shelves: LinkingObjects<Shelf>
+
+                /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+                override class var reusesInstancesWhileIterating: Bool { true }
             }
 
             final class Thing: EmbeddedObject {
                 /// Renamed from `title`.
                 @Persisted var name: String
+
+                /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+                override class var reusesInstancesWhileIterating: Bool { true }
             }
 
             final class Shelf: Object {
                 @Persisted var boxes: List<Box>
+
+                /// Generated without an initializer or deinitializer of its own: loops may reuse instances.
+                override class var reusesInstancesWhileIterating: Bool { true }
             }
 
             /// The classes of storage-room.lattice.json, for `Lattice.Configuration(objectTypes:)`.
