@@ -132,6 +132,7 @@ enum ResultsOrdering {
                 entry = try cursor.move(MDB_NEXT)
             }
         }
+        groups = QueryPlanner.nanFirst(groups, property)
         if !ascending { groups.reverse() }
         var out: [Int64] = []
         for group in groups {
