@@ -124,6 +124,8 @@ func queryArgument(_ spec: String, _ lattice: Lattice) throws -> Any {
     switch kind {
     case "int": return Int(text) ?? 0
     case "int8": return Int8(clamping: Int(text) ?? 0)
+    case "int16": return Int16(clamping: Int(text) ?? 0)
+    case "int32": return Int32(clamping: Int(text) ?? 0)
     case "uint64": return UInt64(text) ?? UInt64.max
     case "double": return number(text)
     case "float": return Float(number(text))
@@ -187,7 +189,8 @@ func queryArgument(_ spec: String, _ lattice: Lattice) throws -> Any {
 enum RArguments {
     /// Arguments of every type the fuzz draws from.
     static let specs: [String] = [
-        "int:0", "int:3", "int:-1", "int:9223372036854775807", "int:-9223372036854775808", "int8:5", "uint64:18446744073709551615",
+        "int:0", "int:3", "int:-1", "int:9223372036854775807", "int:-9223372036854775808", "int8:5", "int16:-3", "int32:7",
+        "uint64:18446744073709551615",
         "double:0", "double:-0.0", "double:2.5", "double:nan", "double:inf", "double:-inf", "double:1e308", "double:-1e308",
         "double:5e-324", "double:1e100", "double:9.3e18", "float:nan", "float:inf", "float:1.1",
         "date:0", "date:1", "date:nan", "date:-nan", "date:inf", "date:-inf", "date:1e300", "date:-1e300",
@@ -267,7 +270,7 @@ private func fuzzFamily(_ family: Character) -> [String] {
     RArguments.specs.filter { spec in
         let kind = spec.split(separator: ":").first.map(String.init) ?? spec
         switch family {
-        case "N": return ["int", "int8", "uint64", "double", "float", "decimal", "nil"].contains(kind)
+        case "N": return ["int", "int8", "int16", "int32", "uint64", "double", "float", "decimal", "nil"].contains(kind)
         case "D": return ["date", "nil", "double"].contains(kind)
         case "S": return ["string", "substring", "data", "uuid", "oid", "bool", "kind", "nil", "null"].contains(kind)
         case "O": return ["person", "unmanaged-person", "pet", "nil"].contains(kind)
@@ -303,11 +306,13 @@ func runQueryFuzz(_ path: String, seed: UInt64, count: Int) throws {
         let arguments = (0..<(1 + rng.below(3))).map { _ in rng.below(4) == 0 ? pool[rng.below(pool.count)] : fitting[rng.below(fitting.count)] }
         do {
             var results = try lattice.objects(RPerson.self).filter(predicate, argumentArray: arguments)
-            switch rng.below(8) {
-            case 0: results = try results.sorted(byKeyPath: ["when", "plainWhen", "score", "dec", "optWhen", "owner.when", "name"][rng.below(7)],
-                                                 ascending: rng.below(2) == 0)
+            let keyPaths = ["when", "plainWhen", "score", "ratio", "dec", "optWhen", "owner.when", "name", "tags", "bogus"]
+            switch rng.below(10) {
+            case 0: results = try results.sorted(byKeyPath: keyPaths[rng.below(keyPaths.count)], ascending: rng.below(2) == 0)
             case 1: _ = results.explain()
             case 2: _ = try lattice.objects(RPerson.self).first?.friends.filter(predicate, argumentArray: arguments).count
+            case 3: results = try results.distinct(by: [keyPaths[rng.below(keyPaths.count)]])
+            case 4: _ = try lattice.objects(RPerson.self).index(matching: predicate, arguments.first as Any)
             default: break
             }
             _ = results.count
