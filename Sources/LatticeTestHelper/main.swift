@@ -22,6 +22,12 @@
 //       Lattice writer takes), "free" otherwise, without waiting.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
+//   query <file> <predicate or @file holding it> [argument...]
+//       Filters the query fixture (QueryRobustness.swift); prints "ok <ids>" and "plan <explain()>", or
+//       "invalidQuery <message>". Arguments are named, as in `date:nan`, `tags:1`, `results:age > 2`.
+//   query-fuzz <file> <seed> <count>
+//       Runs `count` mutated predicates with random arguments; prints "fuzzed <count> ok <n> invalidQuery <n>
+//       otherErrors <n>".
 import Foundation
 import Lattice
 
@@ -196,6 +202,13 @@ func run() throws {
             sum = sum &+ object.checksum
         }
         say("count \(count) sum \(sum)")
+
+    case "query":
+        guard arguments.count >= 4 else { fail("usage: LatticeTestHelper query <file> <predicate> [argument...]") }
+        try runQuery(path, arguments[3], Array(arguments.dropFirst(4)))
+
+    case "query-fuzz":
+        try runQueryFuzz(path, seed: UInt64(integer(3)), count: integer(4))
 
     default:
         fail("unknown command '\(arguments[1])'")

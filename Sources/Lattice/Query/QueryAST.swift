@@ -102,7 +102,7 @@ indirect enum QueryExpression: Equatable, CustomStringConvertible {
         switch self {
         case let .keyPath(k): return k.description
         case let .value(v): return v.description
-        case let .list(items): return "{" + items.map(\.description).joined(separator: ", ") + "}"
+        case let .list(items): return describeList(items)
         case let .subquery(c, v, _, _): return "SUBQUERY(\(c), $\(v), ...).@count"
         }
     }
@@ -153,7 +153,7 @@ enum QueryValue: Equatable, CustomStringConvertible {
         case let .double(d): return "\(d)"
         case let .string(s): return "'" + s.replacingOccurrences(of: "'", with: "\\'") + "'"
         case let .data(d): return "<\(d.count) bytes>"
-        case let .date(d): return "\(d)"
+        case let .date(d): return QueryValue.describe(d)
         case let .uuid(u): return "uuid(\(u.uuidString))"
         case let .objectId(o): return "oid(\(o))"
         case let .decimal(d): return "\(d)"
@@ -162,7 +162,59 @@ enum QueryValue: Equatable, CustomStringConvertible {
     }
 }
 
+/// `{a, b, c}`; a long list shows its first 20 items and its size.
+func describeList<C: Collection>(_ items: C) -> String where C.Element: CustomStringConvertible {
+    "{" + items.prefix(20).map(\.description).joined(separator: ", ") + (items.count > 20 ? ", ... (\(items.count) values)" : "") + "}"
+}
+
+extension QueryValue {
+    /// A date as UTC text (`2001-01-01T00:00:00Z`) when it is a whole second of the years 1 to 9999,
+    /// otherwise as its time interval (`Date(timeIntervalSinceReferenceDate: nan)`). Computed here:
+    /// Foundation's `Date.description` traps on NaN.
+    static func describe(_ date: Date) -> String {
+        let t = date.timeIntervalSinceReferenceDate
+        // 0001-01-01 and 10000-01-01 as seconds since 2001-01-01.
+        guard t >= -63_113_904_000, t < 252_423_993_600, t.rounded(.down) == t else {
+            return "Date(timeIntervalSinceReferenceDate: \(t))"
+        }
+        // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm, proleptic Gregorian).
+        let unix = Int(t) + 978_307_200
+        let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
+        let seconds = unix - days * 86_400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let paddedYear = String(repeating: "0", count: max(0, 4 - "\(year)".count)) + "\(year)"
+        return "\(paddedYear)-\(two(month))-\(two(day))T\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))Z"
+    }
+}
+
 extension QueryNode {
+    /// The deepest nesting of NOT, AND and OR (a comparison or constant is 1), counted without recursion
+    /// so that a tree of any depth can be checked.
+    var depth: Int {
+        var deepest = 0
+        var pending: [(node: QueryNode, depth: Int)] = [(self, 1)]
+        while let (node, depth) = pending.popLast() {
+            deepest = max(deepest, depth)
+            switch node {
+            case let .not(inner): pending.append((inner, depth + 1))
+            case let .and(parts), let .or(parts): pending += parts.map { ($0, depth + 1) }
+            case let .comparison(c):
+                for case let .subquery(_, _, predicate, _) in [c.lhs, c.rhs] { pending.append((predicate, depth + 1)) }
+            case .constant: break
+            }
+        }
+        return deepest
+    }
+
     /// `self AND other`, flattening nested ANDs.
     func and(_ other: QueryNode) -> QueryNode {
         var parts: [QueryNode] = []

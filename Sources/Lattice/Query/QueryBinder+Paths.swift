@@ -127,11 +127,12 @@ extension QueryBinder {
             }
         }
         let prefix = c.quantifier.map { $0.rawValue + " " } ?? (resolved.toMany ? "ANY " : "")
-        let text = "\(prefix)\(path) \(op.rawValue)\(c.options.suffix) \(describe(op, literals))"
+        let options = c.options
+        let text = { "\(prefix)\(path) \(op.rawValue)\(options.suffix) \(QueryBinder.describe(op, literals))" }
         let test = QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest)
         let backlinked = resolved.hops.allSatisfy { if case .backlinks = $0.kind { return false } else { return true } }
         if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.matchesNil(op, literals) {
-            return .linked(LinkedTerm(hops: resolved.hops, term: endTerm, text: text, test: test))
+            return .linked(LinkedTerm(hops: resolved.hops, term: endTerm, describe: text, test: test))
         }
         return .test(text, test)
     }
@@ -185,8 +186,8 @@ extension QueryBinder {
         }
     }
 
-    private func describe(_ op: QueryOperator, _ literals: [QueryValue]) -> String {
-        op == .in || op == .between ? "{" + literals.map(\.description).joined(separator: ", ") + "}" : literals.first?.description ?? "nil"
+    static func describe(_ op: QueryOperator, _ literals: [QueryValue]) -> String {
+        op == .in || op == .between ? describeList(literals) : literals.first?.description ?? "nil"
     }
 
     // MARK: Objects
@@ -265,7 +266,7 @@ extension QueryBinder {
                 }
                 return QueryBinder.evaluate(comparison, .int(n), constants, compare: ScalarValue.compare)
             }
-            return .test("\(path) \(comparison.rawValue) \(describe(comparison, literals))", test)
+            return .test({ "\(path) \(comparison.rawValue) \(QueryBinder.describe(comparison, literals))" }, test)
         }
         // @min, @max, @sum, @avg of a property of the objects, or of the values themselves.
         let column: ScalarColumn
@@ -315,7 +316,7 @@ extension QueryBinder {
             }
             return QueryBinder.evaluate(comparison, QueryBinder.aggregate(op, values, target), constants, compare: ScalarValue.compare)
         }
-        return .test("\(path) \(comparison.rawValue) \(describe(comparison, literals))", test)
+        return .test({ "\(path) \(comparison.rawValue) \(QueryBinder.describe(comparison, literals))" }, test)
     }
 
     /// The aggregate of non-nil values: nil for @min/@max/@avg of nothing, 0 for @sum of nothing. An
@@ -374,6 +375,7 @@ extension QueryBinder {
             }
             return QueryBinder.evaluate(op, .int(n), constants, compare: ScalarValue.compare)
         }
-        return .test("SUBQUERY(\(collection), $\(name), \(inner.description)).@count \(op.rawValue) \(describe(op, literals))", test)
+        return .test({ "SUBQUERY(\(collection), $\(name), \(inner.description)).@count \(op.rawValue) \(QueryBinder.describe(op, literals))" },
+                     test)
     }
 }

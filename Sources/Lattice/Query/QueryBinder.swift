@@ -23,8 +23,9 @@ indirect enum BoundNode {
     case or([BoundNode])
     /// A stored scalar property against constants: the shape the planner can serve from an index.
     case term(ScalarTerm)
-    /// Any other comparison (property against property, ...), described for `explain()`.
-    case test(String, RowTest)
+    /// Any other comparison (property against property, ...), with its description for `explain()`
+    /// (built only when asked: the constants may be many).
+    case test(() -> String, RowTest)
     /// A comparison at the end of a path through links, lists, sets or maps that the planner can serve
     /// from an index of the end class and the backlink table.
     case linked(LinkedTerm)
@@ -57,8 +58,8 @@ indirect enum BoundNode {
         case let .and(parts): return parts.map(\.parenthesized).joined(separator: " AND ")
         case let .or(parts): return parts.map(\.parenthesized).joined(separator: " OR ")
         case let .term(term): return term.description
-        case let .test(text, _): return text
-        case let .linked(l): return l.text
+        case let .test(text, _): return text()
+        case let .linked(l): return l.describe()
         }
     }
 
@@ -81,15 +82,10 @@ struct ScalarTerm {
     let literals: [QueryValue]
     let test: RowTest
 
-    var description: String {
-        let rhs: String
-        switch op {
-        case .in: rhs = "{" + literals.map(\.description).joined(separator: ", ") + "}"
-        case .between: rhs = "{" + literals.map(\.description).joined(separator: ", ") + "}"
-        default: rhs = literals.first?.description ?? "nil"
-        }
-        return "\(property.name) \(op.rawValue)\(options.suffix) \(rhs)"
-    }
+    /// The term without its property: `IN {1, 2}`, `==[c] 'x'`.
+    var comparison: String { "\(op.rawValue)\(options.suffix) \(QueryBinder.describe(op, literals))" }
+
+    var description: String { "\(property.name) \(comparison)" }
 }
 
 /// `ANY path.property op constants` (or a to-one path) whose path has only links, lists, sets and maps
@@ -99,7 +95,8 @@ struct LinkedTerm {
     let hops: [ResolvedPath.Hop]
     /// The comparison on the end class.
     let term: ScalarTerm
-    let text: String
+    /// The comparison as written, for `explain()`.
+    let describe: () -> String
     let test: RowTest
 }
 
@@ -140,6 +137,7 @@ struct QueryBinder {
                 throw fail("\(name), not a collection; 'value IN key path' needs a List, MutableSet, Map or LinkingObjects", c.position)
             }
             if let q = quantifier { throw fail("\(q.rawValue) cannot be combined with 'value IN key path'", c.position) }
+            if case .list = lhs { throw fail("'value IN key path' takes one value on the left, not the list \(lhs)", c.position) }
             swap(&lhs, &rhs)
             op = .equal
             quantifier = .any
@@ -215,7 +213,9 @@ struct QueryBinder {
         case let (.double(d), .double): return .double(d)
         case let (.decimal(d), .double): return .double(NSDecimalNumber(decimal: d).doubleValue)
         case let (.int(i), .decimal): return .decimal(Decimal(i))
-        case let (.double(d), .decimal): return .decimal(Decimal(d))
+        // A Double with no Decimal (NaN, infinities, magnitudes Foundation does not convert) stays a Double:
+        // NaN matches nothing, +inf is above every Decimal and -inf below (see `compareDecimalDouble`).
+        case let (.double(d), .decimal): return decimalFromDouble(d).map(ScalarValue.decimal) ?? .double(d)
         case let (.decimal(d), .decimal): return .decimal(d)
         case let (.date(d), .date): return .double(d.timeIntervalSinceReferenceDate)
         case let (.string(s), .string):
@@ -299,9 +299,32 @@ struct QueryBinder {
                 return satisfies(op, v < c ? -1 : v == c ? 0 : 1)
             }
         }
+        // A long `IN` list: one hash lookup per row instead of a pass over the list.
+        if op == .in, constants.count > 8, let set = inSet(constants, p.kind) {
+            return { view, _ in set.contains(ScalarValue.decode(view.payload(column), p)) }
+        }
         return { view, _ in
             evaluate(op, ScalarValue.decode(view.payload(column), p), constants, compare: ScalarValue.compare)
         }
+    }
+
+    /// The constants of an `IN` as a set in which a row's decoded value finds its equal (for integer
+    /// properties as `.int`; Double hashes -0.0 like 0.0), without those that equal nothing (NaN, a
+    /// fraction for an integer property). nil for Decimal, whose equal values may hash apart.
+    private static func inSet(_ constants: [ScalarValue], _ kind: ScalarKind) -> Set<ScalarValue>? {
+        if kind == .decimal { return nil }
+        var set = Set<ScalarValue>()
+        for c in constants {
+            switch c {
+            case let .double(d) where kind == .integer || kind == .bool:
+                if let i = Int64(exactly: d) { set.insert(.int(i)) }
+            case let .double(d) where d.isNaN:
+                break
+            default:
+                set.insert(c)
+            }
+        }
+        return set
     }
 
     /// String, Data, UUID and ObjectId: compare payload bytes in place (folded first for `[c]`/`[d]`).
@@ -314,6 +337,8 @@ struct QueryBinder {
         let likePatterns = patterns.map { $0.map { Array(String(decoding: $0, as: UTF8.self).unicodeScalars) } ?? [] }
         let caseInsensitive = options.contains(.caseInsensitive)
         let diacriticInsensitive = options.contains(.diacriticInsensitive)
+        // A long `IN` list: one hash lookup per row instead of a pass over the list.
+        let patternSet = op == .in && patterns.count > 8 ? Set(patterns.compactMap { $0 }) : nil
         // A nil value: equal only to nil; every other operator is false (but `!= x` is true).
         let nilResult: Bool = {
             switch op {
@@ -328,7 +353,7 @@ struct QueryBinder {
             switch op {
             case .equal: return equal(patterns[0])
             case .notEqual: return !equal(patterns[0])
-            case .in: return patterns.contains(where: equal)
+            case .in: return patternSet.map { $0.contains(Array(s)) } ?? patterns.contains(where: equal)
             case .between:
                 guard let low = patterns[0], let high = patterns[1] else { return false }
                 return compareBytes(s, low) >= 0 && compareBytes(s, high) <= 0
@@ -396,7 +421,7 @@ struct QueryBinder {
                 }
             }
         }
-        return .test("\(pa.text) \(op.rawValue)\(options.suffix) \(pb.text)", test)
+        return .test({ "\(pa.text) \(op.rawValue)\(options.suffix) \(pb.text)" }, test)
     }
 
     /// Reads the single value of a to-one path from a row (a column of the row itself without any lookup).

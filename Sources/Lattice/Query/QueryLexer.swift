@@ -48,8 +48,15 @@ struct QueryLexer {
         at + offset < scalars.count ? scalars[at + offset] : nil
     }
 
+    // ASCII first: Unicode property lookups are slow, and predicates are mostly ASCII.
     private static func isIdentifierStart(_ c: Unicode.Scalar) -> Bool {
-        c == "_" || c.properties.isAlphabetic
+        if c.isASCII { return c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+        return c.properties.isAlphabetic
+    }
+
+    private static func isWhitespace(_ c: Unicode.Scalar) -> Bool {
+        if c.isASCII { return c == " " || (0x09...0x0D).contains(c.value) }
+        return c.properties.isWhitespace
     }
 
     private static func isIdentifierPart(_ c: Unicode.Scalar) -> Bool {
@@ -57,7 +64,7 @@ struct QueryLexer {
     }
 
     private mutating func next() throws -> QueryToken {
-        while let c = peek(), c.properties.isWhitespace { at += 1 }
+        while let c = peek(), QueryLexer.isWhitespace(c) { at += 1 }
         let start = at
         let column = start + 1
         guard let c = peek() else { return QueryToken(kind: .end, column: column) }
@@ -125,17 +132,28 @@ struct QueryLexer {
         default:
             break
         }
-        let two = peek(1).map { String(c) + String($0) } ?? ""
-        if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
-            at += 2
-            let normalized = ["<>": "!=", "=<": "<=", "=>": ">="][two] ?? two
-            return QueryToken(kind: .symbol(normalized), column: column)
+        // Two-character operators; `<>`, `=<` and `=>` are spellings of `!=`, `<=` and `>=`.
+        var symbol: String?
+        switch (c, peek(1) ?? " ") {
+        case ("=", "="): symbol = "=="
+        case ("!", "="), ("<", ">"): symbol = "!="
+        case ("<", "="), ("=", "<"): symbol = "<="
+        case (">", "="), ("=", ">"): symbol = ">="
+        case ("&", "&"): symbol = "&&"
+        case ("|", "|"): symbol = "||"
+        default: break
         }
-        if "=<>!(){},.[]".unicodeScalars.contains(c) {
+        if let symbol {
+            at += 2
+            return QueryToken(kind: .symbol(symbol), column: column)
+        }
+        switch c {
+        case "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]":
             at += 1
             return QueryToken(kind: .symbol(c == "=" ? "==" : String(c)), column: column)
+        default:
+            throw QueryParser.error(column, "unexpected character '\(c)'")
         }
-        throw QueryParser.error(column, "unexpected character '\(c)'")
     }
 
     private func text(_ from: Int, _ to: Int) -> String {

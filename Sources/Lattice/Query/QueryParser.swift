@@ -16,7 +16,12 @@ import Foundation
 /// literal     := number | 'string' | "string" | nil | NULL | true | false | YES | NO | uuid(...) | oid(...)
 /// ```
 /// Keywords are case-insensitive. Errors throw ``LatticeError/invalidQuery(message:)`` naming the column.
+/// Parentheses, NOT, lists and SUBQUERY nest at most ``maxDepth`` deep, so that parsing, binding and
+/// evaluating (all recursive over the tree) stay within any thread's stack.
 struct QueryParser {
+    /// The deepest nesting of parentheses, `NOT`/`!`, `{ }` lists and `SUBQUERY` a predicate may have.
+    static let maxDepth = 200
+
     /// A parse failure at a column (converted to `LatticeError` with the whole predicate by `parse`).
     struct Failure: Error {
         let column: Int
@@ -31,6 +36,8 @@ struct QueryParser {
     private var nextArgument = 0
     /// SUBQUERY variables in scope.
     private var variables: [String] = []
+    /// The current nesting (see ``maxDepth``).
+    private var depth = 0
 
     private static let keywords: Set<String> = [
         "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL",
@@ -47,7 +54,26 @@ struct QueryParser {
             }
             return node
         } catch let failure as Failure {
-            throw LatticeError.invalidQuery(message: "\(failure.message) at column \(failure.column) of \"\(text)\".")
+            throw LatticeError.invalidQuery(message: "\(failure.message) at column \(failure.column) of \(quote(text, around: failure.column)).")
+        }
+    }
+
+    /// The predicate in quotes; a long one only around `column` (a message stays readable whatever the input).
+    private static func quote(_ text: String, around column: Int) -> String {
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count > 200 else { return "\"\(text)\"" }
+        let from = max(0, min(column - 1, scalars.count) - 60), to = min(scalars.count, from + 120)
+        var excerpt = String.UnicodeScalarView()
+        excerpt.append(contentsOf: scalars[from..<to])
+        return "\"\(from > 0 ? "..." : "")\(String(excerpt))\(to < scalars.count ? "..." : "")\" (\(scalars.count) characters)"
+    }
+
+    /// Enters one level of nesting at `column`; callers leave it with `depth -= 1`.
+    private mutating func enter(_ column: Int) throws {
+        depth += 1
+        if depth > QueryParser.maxDepth {
+            throw QueryParser.error(column, "the predicate nests parentheses, NOT, lists and SUBQUERY more than "
+                + "\(QueryParser.maxDepth) levels deep")
         }
     }
 
@@ -67,7 +93,8 @@ struct QueryParser {
     }
 
     private func isKeyword(_ token: QueryToken, _ keyword: String) -> Bool {
-        if case let .identifier(name) = token.kind { return name.uppercased() == keyword }
+        // Lengths first: most identifiers are not keywords, and uppercasing allocates.
+        if case let .identifier(name) = token.kind { return name.utf8.count == keyword.utf8.count && name.uppercased() == keyword }
         return false
     }
 
@@ -117,11 +144,13 @@ struct QueryParser {
 
     private mutating func negation() throws -> QueryNode {
         if isKeyword(current, "NOT") || isSymbol(current, "!") {
-            _ = advance()
+            try enter(advance().column)
+            defer { depth -= 1 }
             return .not(try negation())
         }
         if isSymbol(current, "(") {
-            _ = advance()
+            try enter(advance().column)
+            defer { depth -= 1 }
             let inner = try predicate()
             try expectSymbol(")", "')' to close the parenthesis")
             return inner
@@ -220,7 +249,8 @@ struct QueryParser {
             guard let o = ObjectId(string: text) else { throw QueryParser.error(token.column, "malformed ObjectId '\(text)' (expected 24 hex digits)") }
             return .value(.objectId(o))
         case .symbol("{"):
-            _ = advance()
+            try enter(advance().column)
+            defer { depth -= 1 }
             var items: [QueryExpression] = []
             if !isSymbol(current, "}") {
                 items.append(try expression())
@@ -283,6 +313,8 @@ struct QueryParser {
 
     private mutating func subquery() throws -> QueryExpression {
         let start = advance().column
+        try enter(start)
+        defer { depth -= 1 }
         try expectSymbol("(", "'(' after SUBQUERY")
         let collection: QueryKeyPath
         if case let .variable(outer) = current.kind, variables.contains(outer) {
@@ -360,33 +392,60 @@ struct QueryParser {
         return "\(type(of: unwrapAny(value)))"
     }
 
-    /// A `%@` argument as a value, or a list for arrays, sets and other sequences.
+    /// A `%@` argument as a value, or a list for arrays, sets, other sequences and Lattice collections
+    /// (List, MutableSet, LinkingObjects, Results: their elements; Map: its values). The elements of a
+    /// list are single values: a collection inside a collection is an error.
     static func expression(fromArgument argument: Any?) throws -> QueryExpression {
         guard let argument, !isNilValue(argument) else { return .value(.null) }
         let value = unwrapAny(argument)
+        if let single = try scalar(value) { return .value(single) }
+        // Collections are `_Persistable` too, but their value is themselves: take their elements.
+        let elements: [Any?]
+        if let map = value as? any _MapArgument {
+            elements = map.queryValues
+        } else if let sequence = value as? any Sequence {
+            elements = QueryParser.elements(of: sequence)
+        } else {
+            throw ArgumentError(message: "a value of type \(type(of: value)) cannot be used in a predicate")
+        }
+        return .list(try elements.map { element in
+            guard let element, !isNilValue(element) else { return .value(.null) }
+            let item = unwrapAny(element)
+            guard let single = try scalar(item) else {
+                throw ArgumentError(message: "the elements of a list argument must be single values, not \(type(of: item))")
+            }
+            return .value(single)
+        })
+    }
+
+    /// A single value (not nil): nil for collections and sequences.
+    private static func scalar(_ value: Any) throws -> QueryValue? {
         switch value {
-        case let v as Object: return .value(.object(.init(object: v)))
-        case let v as Bool: return .value(.bool(v))
-        case let v as String: return .value(.string(v))
-        case let v as Substring: return .value(.string(String(v)))
-        case let v as Double: return .value(.double(v))
-        case let v as Float: return .value(.double(Double(v)))
-        case let v as Data: return .value(.data(v))
-        case let v as Date: return .value(.date(v))
-        case let v as UUID: return .value(.uuid(v))
-        case let v as ObjectId: return .value(.objectId(v))
-        case let v as Decimal: return .value(.decimal(v))
+        case let v as Object: return .object(.init(object: v))
+        case let v as Bool: return .bool(v)
+        case let v as String: return .string(v)
+        case let v as Substring: return .string(String(v))
+        case let v as Double: return .double(v)
+        case let v as Float: return .double(Double(v))
+        case let v as Data: return .data(v)
+        case let v as Date: return .date(v)
+        case let v as UUID: return .uuid(v)
+        case let v as ObjectId: return .objectId(v)
+        case let v as Decimal: return .decimal(v)
         default: break
         }
-        if let i = Int64._latticeCast(value) { return .value(.int(i)) }
-        if let u = value as? UInt64 { return .value(.double(Double(u))) }
-        if let p = value as? any _Persistable, let raw = p._latticeAnyValue, !(raw is any PersistableEnum) {
-            return try expression(fromArgument: raw)
+        if let i = Int64._latticeCast(value) { return .int(i) }
+        if let u = value as? UInt64 { return .double(Double(u)) }
+        if let u = value as? UInt { return .double(Double(u)) }
+        // An enum stands for its raw value.
+        if let e = value as? any PersistableEnum, let raw = e._latticeAnyValue, !(raw is any PersistableEnum) {
+            if isNilValue(raw) { return .null }
+            guard let single = try scalar(unwrapAny(raw)) else {
+                throw ArgumentError(message: "the raw value of \(type(of: value)) cannot be used in a predicate")
+            }
+            return single
         }
-        if let sequence = value as? any Sequence {
-            return .list(try elements(of: sequence).map { try expression(fromArgument: $0) })
-        }
-        throw ArgumentError(message: "a value of type \(type(of: value)) cannot be used in a predicate")
+        return nil
     }
 
     private static func elements(of sequence: some Sequence) -> [Any?] { sequence.map { $0 as Any? } }
@@ -411,4 +470,13 @@ struct QueryParser {
         guard !path.segments.isEmpty else { throw error(column, "'\(text)' is not a valid key path") }
         return path
     }
+}
+
+/// A ``Map`` given as an argument stands for its values.
+protocol _MapArgument {
+    var queryValues: [Any?] { get }
+}
+
+extension Map: _MapArgument {
+    var queryValues: [Any?] { values.map { $0 as Any? } }
 }

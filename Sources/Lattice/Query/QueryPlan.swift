@@ -19,8 +19,30 @@ struct IndexScan {
     /// True when every key the scan yields satisfies its terms (no truncated or ambiguous key involved),
     /// so the terms need no re-check on the records.
     let exact: Bool
+    /// `Class.property`.
+    let name: String
+    let label: Label
+
+    /// What `text` says, kept apart so that it is built only by `explain()` (an `IN` list may hold
+    /// many values).
+    enum Label {
+        /// `Person.age IN {1, 2}`.
+        case term(ScalarTerm)
+        /// The bounds of a range as written (nil: unbounded); the brackets follow the shape.
+        case range(lower: (() -> String)?, upper: (() -> String)?)
+    }
+
     /// For example `Person.age [20, 30)`.
-    let text: String
+    var text: String {
+        switch label {
+        case let .term(term):
+            return "\(name) \(term.comparison)"
+        case let .range(lower, upper):
+            guard case let .range(_, lowerInclusive, _, upperInclusive) = shape else { return name }
+            return "\(name) \(lower.map { (lowerInclusive ? "[" : "(") + $0() } ?? "(-inf"), "
+                + "\(upper.map { $0() + (upperInclusive ? "]" : ")") } ?? "+inf)")"
+        }
+    }
 
     var kind: String {
         let base: String

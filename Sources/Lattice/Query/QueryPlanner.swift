@@ -126,33 +126,37 @@ struct QueryPlanner {
             return .unindexed
         }
         let name = "\(info.name).\(p.name)"
-        func make(_ shape: IndexScan.Shape, exact: Bool, _ text: String) -> TermScan {
-            .scan(IndexScan(property: p, dbi: dbi, objectsDB: objectsDB, folded: folded, shape: shape, exact: exact, text: text))
+        func make(_ shape: IndexScan.Shape, exact: Bool, _ label: IndexScan.Label) -> TermScan {
+            .scan(IndexScan(property: p, dbi: dbi, objectsDB: objectsDB, folded: folded, shape: shape, exact: exact, name: name,
+                            label: label))
         }
         let optional = p.property.isOptional && !objectsDB
         switch term.op {
         case .equal, .in:
+            // Each key once, in the order written; a set keeps a long `IN` list linear. NaN equals nothing.
             var keys: [[UInt8]] = []
+            var seen = Set<[UInt8]>()
             var exact = true
-            for c in term.constants {
+            for c in term.constants where !c.isNaN {
                 guard let k = key(c, p, optional: optional) else { continue }
                 if !k.clean { exact = false }
-                if !keys.contains(k.bytes) { keys.append(k.bytes) }
+                if seen.insert(k.bytes).inserted { keys.append(k.bytes) }
             }
             if keys.isEmpty { return .impossible }
-            return make(.keys(keys), exact: exact, "\(name) \(term.op.rawValue)\(term.options.suffix) "
-                + (term.op == .in ? "{" + term.literals.map(\.description).joined(separator: ", ") + "}" : term.literals[0].description))
+            return make(.keys(keys), exact: exact, .term(term))
         case .less, .lessOrEqual, .greater, .greaterOrEqual, .between:
-            if term.constants.contains(.null) { return .impossible }
-            var lower: (key: [UInt8], inclusive: Bool, text: String)?
-            var upper: (key: [UInt8], inclusive: Bool, text: String)?
+            // Ordering never matches nil or NaN.
+            if term.constants.contains(where: { $0 == .null || $0.isNaN }) { return .impossible }
+            var lower: (key: [UInt8], inclusive: Bool, text: () -> String)?
+            var upper: (key: [UInt8], inclusive: Bool, text: () -> String)?
             var exact = true
-            var bounds: [(QueryOperator, ScalarValue, String)] = []
+            let literals = term.literals
+            var bounds: [(QueryOperator, ScalarValue, () -> String)] = []
             if term.op == .between {
-                bounds = [(.greaterOrEqual, term.constants[0], term.literals[0].description),
-                          (.lessOrEqual, term.constants[1], term.literals[1].description)]
+                bounds = [(.greaterOrEqual, term.constants[0], { literals[0].description }),
+                          (.lessOrEqual, term.constants[1], { literals[1].description })]
             } else {
-                bounds = [(term.op, term.constants[0], term.literals[0].description)]
+                bounds = [(term.op, term.constants[0], { literals[0].description })]
             }
             for (op, value, text) in bounds {
                 var op = op, value = value, text = text
@@ -161,7 +165,7 @@ struct QueryPlanner {
                     guard let (o, i) = b else { continue }
                     op = o
                     value = .int(i)
-                    text = "\(i)"
+                    text = { "\(i)" }
                 }
                 guard let k = key(value, p, optional: optional) else { return .impossible }
                 // A truncated or ambiguous key stands for several values: include it and let the filter decide.
@@ -172,21 +176,56 @@ struct QueryPlanner {
                     upper = (k.bytes, op == .lessOrEqual || !k.clean, text)
                 }
             }
-            // Ordering never matches nil: an optional's range starts after the nil tag.
-            if lower == nil && optional { lower = ([1], true, "") }
-            let text = "\(name) \(lower.flatMap { $0.text.isEmpty ? nil : ($0.inclusive ? "[" : "(") + $0.text } ?? "(-inf"), "
-                + "\(upper.map { $0.text + ($0.inclusive ? "]" : ")") } ?? "+inf)")"
-            return make(.range(lower: lower?.key, lowerInclusive: lower?.inclusive ?? true,
-                               upper: upper?.key, upperInclusive: upper?.inclusive ?? true), exact: exact, text)
+            var lowerKey = lower?.key, upperKey = upper?.key
+            if QueryPlanner.hasFloatingKeys(p) {
+                // NaN keys lie beyond the infinities (below -inf with the sign bit set, above +inf without):
+                // an open end stops at the infinity. That also passes over nil's tag.
+                if lowerKey == nil { lowerKey = key(.double(-.infinity), p, optional: optional)?.bytes }
+                if upperKey == nil { upperKey = key(.double(.infinity), p, optional: optional)?.bytes }
+            } else if lowerKey == nil && optional {
+                // Ordering never matches nil: an optional's range starts after the nil tag.
+                lowerKey = [1]
+            }
+            return make(.range(lower: lowerKey, lowerInclusive: lower?.inclusive ?? true, upper: upperKey,
+                               upperInclusive: upper?.inclusive ?? true),
+                        exact: exact, .range(lower: lower?.text, upper: upper?.text))
         case .beginsWith:
             guard let k = key(term.constants[0], p, optional: optional) else { return .impossible }
             var prefix = k.bytes
             // An empty string's key is [0]; an empty prefix matches every non-nil key.
             if case let .bytes(b) = term.constants[0], b.isEmpty { prefix = optional ? [1] : [] }
-            return make(.prefix(prefix), exact: k.clean, "\(name) BEGINSWITH\(term.options.suffix) \(term.literals[0])")
+            return make(.prefix(prefix), exact: k.clean, .term(term))
         default:
             return .unindexed
         }
+    }
+
+    /// Whether the index keys of `p` are sortable doubles (Date; Double and Float if they get indexes),
+    /// among which NaN keys must be passed over.
+    static func hasFloatingKeys(_ p: PropertyInfo) -> Bool { [.date, .double, .float].contains(p.property.type) }
+
+    /// The groups of an index walk (key, then its objects) in query order: NaN keys, which lie at both ends
+    /// of the index (by sign bit), become one group of NaN objects in object-key order, right after nil and
+    /// before every number, where `ScalarValue.compare` sorts NaN.
+    static func nanFirst(_ groups: [(key: [UInt8], objects: [Int64])], _ p: PropertyInfo) -> [(key: [UInt8], objects: [Int64])] {
+        guard hasFloatingKeys(p) else { return groups }
+        let optional = p.property.isOptional
+        var rest = groups
+        rest.removeAll { isNaNKey($0.key, optional: optional) }
+        if rest.count == groups.count { return groups }
+        let nans = groups.filter { isNaNKey($0.key, optional: optional) }.flatMap(\.objects).sorted()
+        rest.insert((key: [], objects: nans), at: optional && rest.first?.key == [0] ? 1 : 0)
+        return rest
+    }
+
+    /// Whether a key of such an index holds NaN.
+    static func isNaNKey(_ key: [UInt8], optional: Bool) -> Bool {
+        let bytes = optional ? key.dropFirst() : key[...]
+        guard bytes.count == 8 else { return false }
+        let u = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        // The inverse of `KeyCodec.appendDouble`.
+        let bits = u & (1 << 63) != 0 ? u ^ (1 << 63) : ~u
+        return Double(bitPattern: bits).isNaN
     }
 
     /// Converts a bound with a Double constant on an integer property: nil when nothing can match,
@@ -215,7 +254,7 @@ struct QueryPlanner {
         switch (value, p.property.type) {
         case let (.int(i), .bool): out.append(i != 0 ? 1 : 0)
         case let (.int(i), _): KeyCodec.appendInt(i, to: &out)
-        case let (.double(d), .date): KeyCodec.appendDouble(d, to: &out)
+        case let (.double(d), .date), let (.double(d), .double), let (.double(d), .float): KeyCodec.appendDouble(d, to: &out)
         case let (.double(d), _):
             guard d.rounded(.towardZero) == d, let i = Int64(exactly: d) else { return nil }
             KeyCodec.appendInt(i, to: &out)
@@ -236,29 +275,19 @@ struct QueryPlanner {
     private func merge(_ scans: [IndexScan]) -> IndexScan? {
         guard let first = scans.first else { return nil }
         var lower: [UInt8]?, lowerInclusive = true, upper: [UInt8]?, upperInclusive = true
-        var lowerText = "-inf", upperText = "+inf"
+        var lowerText: (() -> String)?, upperText: (() -> String)?
         for s in scans {
-            guard s.folded == first.folded, case let .range(l, li, u, ui) = s.shape else { return nil }
-            let texts = rangeTexts(s.text)
-            if let l, lower == nil || compareBytes(l, lower!) > 0 || (compareBytes(l, lower!) == 0 && !li) {
-                lower = l; lowerInclusive = li; lowerText = texts.lower
+            guard s.folded == first.folded, case let .range(l, li, u, ui) = s.shape, case let .range(lt, ut) = s.label else { return nil }
+            if let l, lower.map({ compareBytes(l, $0) > 0 || (compareBytes(l, $0) == 0 && !li) }) ?? true {
+                lower = l; lowerInclusive = li; lowerText = lt
             }
-            if let u, upper == nil || compareBytes(u, upper!) < 0 || (compareBytes(u, upper!) == 0 && !ui) {
-                upper = u; upperInclusive = ui; upperText = texts.upper
+            if let u, upper.map({ compareBytes(u, $0) < 0 || (compareBytes(u, $0) == 0 && !ui) }) ?? true {
+                upper = u; upperInclusive = ui; upperText = ut
             }
         }
-        let text = "\(info.name).\(first.property.name) \(lowerInclusive ? "[" : "(")\(lowerText), \(upperText)\(upperInclusive ? "]" : ")")"
         return IndexScan(property: first.property, dbi: first.dbi, objectsDB: first.objectsDB, folded: first.folded,
                          shape: .range(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive),
-                         exact: scans.allSatisfy(\.exact), text: text)
-    }
-
-    /// The bound texts of a range description `Class.prop [a, b)`.
-    private func rangeTexts(_ text: String) -> (lower: String, upper: String) {
-        guard let open = text.firstIndex(where: { $0 == "[" || $0 == "(" }) else { return ("-inf", "+inf") }
-        let inner = text[text.index(after: open)..<text.index(before: text.endIndex)]
-        guard let comma = inner.range(of: ", ", options: .backwards) else { return ("-inf", "+inf") }
-        return (String(inner[..<comma.lowerBound]), String(inner[comma.upperBound...]))
+                         exact: scans.allSatisfy(\.exact), name: first.name, label: .range(lower: lowerText, upper: upperText))
     }
 
     // MARK: Estimates

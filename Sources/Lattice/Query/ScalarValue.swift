@@ -53,6 +53,8 @@ enum ScalarValue: Hashable {
         case let (.int(x), .double(y)): return compareIntDouble(x, y) ?? -1
         case let (.double(x), .int(y)): return -(compareIntDouble(y, x) ?? -1)
         case let (.double(x), .double(y)): return compareDoubles(x, y)
+        case let (.decimal(x), .double(y)): return compareDecimalDouble(x, y)
+        case let (.double(x), .decimal(y)): return -compareDecimalDouble(y, x)
         case let (.decimal(x), _): return compareDecimals(x, b.decimalValue)
         case let (_, .decimal(y)): return compareDecimals(a.decimalValue, y)
         case let (.bytes(x), .bytes(y)): return compareBytes(x, y)
@@ -74,7 +76,7 @@ enum ScalarValue: Hashable {
         switch self {
         case .null: return 0
         case let .int(i): return Decimal(i)
-        case let .double(d): return Decimal(d)
+        case let .double(d): return decimalFromDouble(d) ?? .nan
         case let .decimal(d): return d
         case .bytes: return 0
         }
@@ -101,6 +103,23 @@ func compareIntDouble(_ i: Int64, _ d: Double) -> Int? {
     if i < f { return -1 }
     if i > f { return 1 }
     return floor == d ? 0 : -1
+}
+
+/// A Decimal against a Double: as Decimals when the Double converts, otherwise (infinities, magnitudes
+/// Foundation does not convert, such as 1e300 or 5e-324) through the Decimal's nearest Double, so +inf
+/// is above every Decimal and -inf below. NaN first, as in `compareDecimals`.
+func compareDecimalDouble(_ x: Decimal, _ y: Double) -> Int {
+    if let d = decimalFromDouble(y) { return compareDecimals(x, d) }
+    if x.isNaN || y.isNaN { return x.isNaN && y.isNaN ? 0 : (x.isNaN ? -1 : 1) }
+    return compareDoubles(NSDecimalNumber(decimal: x).doubleValue, y)
+}
+
+/// The Decimal of a Double, or nil when Foundation has none for it: `Decimal(_:)` traps on infinities
+/// and gives NaN for NaN and for very large or very small magnitudes (such as 1e300 or 5e-324).
+func decimalFromDouble(_ d: Double) -> Decimal? {
+    guard d.isFinite else { return nil }
+    let value = Decimal(d)
+    return value.isNaN ? nil : value
 }
 
 func compareDecimals(_ x: Decimal, _ y: Decimal) -> Int {

@@ -22,10 +22,14 @@ extension Results {
     /// ```swift
     /// let puppies = lattice.objects(Dog.self).where { $0.age < 2 && $0.name.starts(with: "R") }
     /// ```
-    /// A key path that is not a `@Persisted` property is a programming error and stops with a message.
+    /// A key path that is not a `@Persisted` property, or `!`, `&&` and `||` nested more than 200 levels
+    /// deep, is a programming error and stops with a message.
     public func `where`(_ predicate: (QueryObject<Element>) -> QueryPredicate) -> Results<Element> {
         guard let info else { return self }
         let node = predicate(QueryObject(resolver: KeyPathResolver(lattice: lattice, info: info))).node
+        // Binding and evaluating recurse over the tree: keep it as shallow as a parsed predicate.
+        precondition(node.depth <= QueryParser.maxDepth,
+                     "where { } built a predicate for '\(info.name)' nested \(node.depth) levels deep (at most \(QueryParser.maxDepth)).")
         do {
             return try filtered(node)
         } catch {

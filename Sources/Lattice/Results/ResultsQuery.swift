@@ -130,6 +130,7 @@ enum ResultsOrdering {
                 entry = try cursor.next()
             }
         }
+        groups = QueryPlanner.nanFirst(groups, property)
         if !ascending { groups.reverse() }
         var out: [Int64] = []
         for group in groups {
