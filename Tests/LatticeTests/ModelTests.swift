@@ -403,3 +403,17 @@ extension Lattice {
         do { try beginWrite() } catch { XCTFail("beginWrite failed: \(error)") }
     }
 }
+
+/// Describing an object never traps, whatever its values (Foundation's `Date.description` traps on NaN).
+final class DescriptionSafetyTests: XCTestCase {
+    func testNonFiniteDatesAreDescribed() throws {
+        let db = makeTempDatabase("model")
+        let lattice = try db.open([ModelDog.self])
+        let dog = ModelDog()
+        dog.born = Date(timeIntervalSinceReferenceDate: .nan)
+        XCTAssertTrue(dog.description.contains("born = Date(timeIntervalSinceReferenceDate: nan)"), dog.description)
+        dog.born = Date(timeIntervalSinceReferenceDate: -.infinity)
+        try lattice.write { try lattice.add(dog) }
+        XCTAssertTrue(dog.description.contains("born = Date(timeIntervalSinceReferenceDate: -inf)"), dog.description)
+    }
+}

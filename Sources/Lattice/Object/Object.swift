@@ -229,7 +229,7 @@ open class Object: CustomStringConvertible, Hashable {
             let more = collection.count > 10 ? ", ... \(collection.count - 10) more" : ""
             return "\(collection.typeName) [" + elements.joined(separator: ", ") + more + "]"
         }
-        return "\(value)"
+        return safeDescription(value)
     }
 
     /// Managed objects are equal when they are the same stored object (same file, class and key);

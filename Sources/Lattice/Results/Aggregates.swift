@@ -61,7 +61,7 @@ enum Aggregation {
     private static func cast<T: _Persistable>(_ value: Any?, _ t: Target, _ what: String) throws -> T {
         guard let converted = T._latticeCast(value ?? (Optional<Int>.none as Any)) else {
             throw LatticeError.invalidQuery(message: "\(what) of '\(t.className).\(t.property)' (\(t.type)) "
-                + "is \(value.map { "\($0)" } ?? "nil"), which cannot be returned as \(T.self).")
+                + "is \(value.map(safeDescription) ?? "nil"), which cannot be returned as \(T.self).")
         }
         return converted
     }
