@@ -59,6 +59,10 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidQuery(message: String)
     /// An embedded object was used outside its single parent (added alone, or given a second parent).
     case embeddedObject(className: String, reason: String)
+    /// A write would leave more versions of the file alive than
+    /// ``Lattice/Configuration/maximumNumberOfActiveVersions`` allows: `pinned` distinct versions are held
+    /// by open snapshots (handles, frozen objects, other processes) besides the one the write creates.
+    case tooManyActiveVersions(path: String, pinned: Int, limit: UInt)
 
     public var description: String {
         switch self {
@@ -116,6 +120,10 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "Invalid query: \(message)"
         case let .embeddedObject(className, reason):
             return "Embedded object '\(className)': \(reason)"
+        case let .tooManyActiveVersions(path, pinned, limit):
+            return "A write to '\(path)' would leave \(pinned + 1) versions alive, more than maximumNumberOfActiveVersions "
+                + "(\(limit)): \(pinned) are pinned by open snapshots. Release frozen objects, refresh() or invalidate() "
+                + "idle handles, or end long reads in other processes."
         }
     }
 }

@@ -77,6 +77,9 @@ public final class Lattice {
             maxDatabases: UInt32(max(databases.count * 2, 128)),
             residentScanBytes: configuration.residentScanBytes,
             growthWaitSeconds: configuration.growthWaitSeconds)
+        if let decide = configuration.shouldCompactOnLaunch, !configuration.readOnly, configuration.inMemoryIdentifier == nil {
+            try Lattice.compactOnLaunch(path: path, decide)
+        }
         let env = try Environment.acquire(path: path, options: options)
         do {
             let (stored, tables) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
@@ -173,17 +176,14 @@ public final class Lattice {
         return String(cString: resolved)
     }
 
-    /// Deletes the data and lock files of `configuration`. Returns whether a data file existed.
-    /// Throws while any handle of this process has the file open.
+    /// Deletes the data file of `configuration` and every file beside it (the lock file, the notification
+    /// pipe, a leftover of an interrupted compaction). Returns whether a data file existed.
+    /// Throws while any handle of this process, or any other process, has the file open.
     @discardableResult
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         let path = try storagePath(configuration)
-        if Environment.isOpen(path: path) {
-            throw LatticeError.storage(path: path, code: EBUSY, message: "the file is open in this process; close every handle first.")
-        }
-        let existed = FileManager.default.fileExists(atPath: path)
-        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
-            try FileManager.default.removeItem(atPath: file)
+        guard let existed = try FileMaintenance.deleteFiles(path: path) else {
+            throw LatticeError.storage(path: path, code: EBUSY, message: "another process has the file open; close it there first.")
         }
         return existed
     }
