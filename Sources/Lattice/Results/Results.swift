@@ -31,10 +31,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
         guard let info else { return [] }
-        if cache.generation == lattice.generation { return cache.keys }
-        cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
-        cache.generation = lattice.generation
-        return cache.keys
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys }
+            cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
+            cache.generation = lattice.generation
+            return cache.keys
+        }
     }
 
     /// True when the results can no longer be read: those of a List, MutableSet or LinkingObjects whose
@@ -53,9 +55,11 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The number of objects, read without decoding any.
     public var count: Int {
         guard let info else { return 0 }
-        if cache.generation == lattice.generation { return cache.keys.count }
-        if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
-        return keys().count
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys.count }
+            if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
+            return keys().count
+        }
     }
 
     /// The object at `position`; out of range stops with a message.
