@@ -8,8 +8,8 @@ extension Lattice {
     /// transaction of this handle that is still open is not part of the copy. Throws when a file exists
     /// at `fileURL`.
     ///
-    /// With `encryptionKey` the copy is encrypted with that key (see the *Encryption* article); without
-    /// it, the copy is plaintext. An encrypted file is thus re-keyed or decrypted by copying it.
+    /// `encryptionKey` is reserved for encrypted copies, which this version does not write yet: passing
+    /// one throws ``LatticeError/unsupported(feature:)`` and creates nothing.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         let destination = fileURL.standardizedFileURL.path
         try writeCopy(to: destination, encryptionKey: encryptionKey)
