@@ -20,6 +20,9 @@
 //   probe-writer <file>
 //       Prints "busy" when another process holds the file's cross-process writer lock (the `flock` every
 //       Lattice writer takes), "free" otherwise, without waiting.
+//   compact-loop <file>
+//       Opens and closes the file over and over with `shouldCompactOnLaunch` always true (so each open
+//       compacts it); prints "compacting" after the first round. Runs until killed.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
 //   query <file> <predicate or @file holding it> [argument...]
@@ -176,6 +179,18 @@ func run() throws {
         say("writing")
         while readLine() != nil {}
         lattice.cancelWrite()
+    case "compact-loop":
+        var configuration = Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
+                                                  objectTypes: [MultiProcessItem.self, MultiProcessCounter.self],
+                                                  initialMapSize: 8 << 20)
+        configuration.shouldCompactOnLaunch = { _, _ in true }
+        var round = 0
+        while true {
+            let lattice = try Lattice(configuration: configuration)
+            _ = lattice.objects(MultiProcessItem.self).count
+            round += 1
+            if round == 1 { say("compacting") }
+        }
 
     case "probe-writer":
         let fd = open(path, O_RDWR | O_CLOEXEC)

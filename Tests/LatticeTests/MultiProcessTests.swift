@@ -382,7 +382,7 @@ extension MultiProcessTests {
 // MARK: - Shared with the helper
 
 /// The payload of item `id`: `size` bytes that depend on the id (same as the helper's).
-private func payload(id: Int, size: Int) -> String {
+func payload(id: Int, size: Int) -> String {
     var state = UInt64(truncatingIfNeeded: id)
     var unit = [UInt8](repeating: 0, count: 61)
     for i in unit.indices {
@@ -394,7 +394,7 @@ private func payload(id: Int, size: Int) -> String {
 }
 
 /// An FNV-1a-style hash of the payload's bytes, eight at a time (same as the helper's).
-private func checksum(_ text: String) -> Int {
+func checksum(_ text: String) -> Int {
     var text = text
     return text.withUTF8 { utf8 in
         let bytes = UnsafeRawBufferPointer(utf8)
@@ -424,7 +424,7 @@ private func makeItem(id: Int, size: Int) -> MultiProcessItem {
 
 /// A running `LatticeTestHelper`: lines are sent to its stdin and read from its stdout; its stderr
 /// goes to the test log. Every wait times out, killing the child and throwing.
-private final class Helper {
+final class Helper {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }

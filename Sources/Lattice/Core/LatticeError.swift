@@ -59,6 +59,12 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidQuery(message: String)
     /// An embedded object was used outside its single parent (added alone, or given a second parent).
     case embeddedObject(className: String, reason: String)
+    /// A write would leave more versions of the file alive than
+    /// ``Lattice/Configuration/maximumNumberOfActiveVersions`` allows: `pinned` distinct versions are held
+    /// by open snapshots (handles, frozen objects, other processes) besides the one the write creates.
+    case tooManyActiveVersions(path: String, pinned: Int, limit: UInt)
+    /// A write through a frozen handle, object or collection (frozen data never changes: `thaw()` it).
+    case frozen(operation: String)
 
     public var description: String {
         switch self {
@@ -116,6 +122,13 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "Invalid query: \(message)"
         case let .embeddedObject(className, reason):
             return "Embedded object '\(className)': \(reason)"
+        case let .tooManyActiveVersions(path, pinned, limit):
+            return "A write to '\(path)' would leave \(pinned + 1) versions alive, more than maximumNumberOfActiveVersions "
+                + "(\(limit)): \(pinned) are pinned by open snapshots. Release frozen objects, refresh() or invalidate() "
+                + "idle handles, or end long reads in other processes."
+        case let .frozen(operation):
+            return "\(operation) is not allowed on frozen data: a frozen handle, object or collection never changes; "
+                + "thaw() it (or resolve a ThreadSafeReference) to get a live one and write through that."
         }
     }
 }

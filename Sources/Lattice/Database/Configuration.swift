@@ -44,9 +44,15 @@ extension Lattice {
         /// The model classes stored in the file. `nil` means every class whose schema has been
         /// derived in this process (see ``Lattice/register(_:)``).
         public var objectTypes: [Object.Type]?
-        /// Called with total and used bytes on first open to decide on compaction (not supported yet).
+        /// Decides whether to compact the file when it is opened: called with the file's size and the bytes
+        /// its data uses, on the first open of the file in this process, and only when no other process has
+        /// it open. Returning true rewrites the file without its free pages (a compacted copy renamed over
+        /// it, so a crash leaves the old or the new file, never a broken one).
         public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
-        /// The most snapshots that may be pinned at once (not supported yet).
+        /// The most versions of the file that may be alive at once. Every open read snapshot (of a handle,
+        /// of frozen objects, of another process) keeps its version's pages from being reused; a write that
+        /// would leave more than this many versions alive (the pinned ones plus the one it creates) throws
+        /// ``LatticeError/tooManyActiveVersions(path:pinned:limit:)``. `nil`: no limit.
         public var maximumNumberOfActiveVersions: UInt?
         /// A 64-byte key to encrypt the file (not supported yet).
         public var encryptionKey: Data?
@@ -121,10 +127,6 @@ extension Lattice {
         /// Throws for options that are set but not implemented yet.
         func checkSupported() throws {
             if migrationBlock != nil { throw LatticeError.unsupported(feature: "Configuration.migrationBlock (migrations)") }
-            if shouldCompactOnLaunch != nil { throw LatticeError.unsupported(feature: "Configuration.shouldCompactOnLaunch") }
-            if maximumNumberOfActiveVersions != nil {
-                throw LatticeError.unsupported(feature: "Configuration.maximumNumberOfActiveVersions")
-            }
             if encryptionKey != nil { throw LatticeError.unsupported(feature: "Configuration.encryptionKey (encryption)") }
             if fileURL == nil && inMemoryIdentifier == nil {
                 throw LatticeError.unsupported(feature: "A configuration with neither fileURL nor inMemoryIdentifier")

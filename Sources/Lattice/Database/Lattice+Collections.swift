@@ -22,6 +22,7 @@ extension Lattice {
     }
 
     func cacheListDirectory(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory) {
+        if frozenLock != nil { return }  // a frozen handle's reads run on several threads: no shared cache
         listDirectoryCache = ListDirectoryCache(table: property.collectionTable!, owner: owner, generation: generation, directory: directory)
     }
 

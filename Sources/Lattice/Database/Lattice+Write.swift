@@ -58,11 +58,13 @@ extension Lattice {
     public func cancelWrite() { abortWrite() }
 
     private func startWrite() throws {
+        if frozenLock != nil { throw LatticeError.frozen(operation: "beginWrite()") }
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: "beginWrite()") }
         if writer != nil { throw LatticeError.alreadyInWriteTransaction }
         // The write sees the latest commit; reads after it must too. The old snapshot must not pin pages
         // (or keep the map from growing) while this waits for other writers.
         releaseSnapshot()
+        try checkActiveVersions()
         try env.writerLock.lock()
         do {
             writer = WriteContext(txn: try Transaction(writeOn: env))
@@ -107,6 +109,7 @@ extension Lattice {
     }
 
     func requireWrite(_ operation: String) throws -> Transaction {
+        if frozenLock != nil { throw LatticeError.frozen(operation: operation) }
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: operation) }
         guard let writer else { throw LatticeError.notInWriteTransaction(operation: operation) }
         try writer.txn.checkThread(operation)
@@ -255,6 +258,7 @@ extension Lattice {
 
     /// Stops a property setter used outside a write transaction (a setter cannot throw).
     func requireWriteForSetter(_ info: ClassInfo, _ property: PropertyInfo) {
+        if frozenLock != nil { fatalError("\(LatticeError.frozen(operation: "setting '\(info.name).\(property.name)'"))") }
         if configuration.readOnly {
             fatalError("\(LatticeError.readOnly(path: env.path, operation: "setting '\(info.name).\(property.name)'"))")
         }

@@ -29,8 +29,16 @@ public final class Lattice {
     private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
     let metaTable: Table
-    private let reader: Transaction
+    /// The read snapshot's transaction; nil after this handle let go of one shared with frozen handles
+    /// (the next read takes a new one).
+    private var reader: Transaction?
     private var snapshotOpen = false
+    /// For a frozen handle: the lock of its shared snapshot, held by every read (see `SharedSnapshots`).
+    let frozenLock: RecursiveLock?
+    /// The frozen handle made last from this one, reused while it is alive and at the same version.
+    weak var frozenTwin: Lattice?
+    /// The actor a handle opened with `init(configuration:actor:)` is confined to.
+    weak var confinedActor: (any Actor)?
     /// The open write transaction, if any.
     var writer: WriteContext?
     /// Changes whenever what this handle sees may have changed; objects re-read their record then.
@@ -77,6 +85,9 @@ public final class Lattice {
             maxDatabases: UInt32(max(databases.count * 2, 128)),
             residentScanBytes: configuration.residentScanBytes,
             growthWaitSeconds: configuration.growthWaitSeconds)
+        if let decide = configuration.shouldCompactOnLaunch, !configuration.readOnly, configuration.inMemoryIdentifier == nil {
+            try Lattice.compactOnLaunch(path: path, decide)
+        }
         let env = try Environment.acquire(path: path, options: options)
         do {
             let (stored, tables) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
@@ -100,10 +111,32 @@ public final class Lattice {
             self.metaTable = meta
             // The reader slot is taken now: a full reader table fails the open, never a later read.
             self.reader = try Transaction(readOn: env)
+            self.frozenLock = nil
         } catch {
             env.release()
             throw error
         }
+    }
+
+    /// A handle sharing `other`'s classes (which never change once linked). With `snapshot` (a shared
+    /// transaction, see `SharedSnapshots`) it is frozen on it; without, it is live and takes its own
+    /// reader slot.
+    init(sharing other: Lattice, snapshot: Transaction?) throws {
+        env = try Environment.acquire(path: other.env.path, options: other.env.options)
+        configuration = other.configuration
+        schema = other.schema
+        classesByType = other.classesByType
+        classesByName = other.classesByName
+        metaTable = other.metaTable
+        do {
+            reader = try snapshot ?? Transaction(readOn: env)
+        } catch {
+            env.release()
+            throw error
+        }
+        snapshotOpen = snapshot != nil
+        frozenLock = snapshot?.sharedLock
+        if snapshot != nil { autorefresh = false }
     }
 
     deinit {
@@ -117,7 +150,9 @@ public final class Lattice {
             env.writerLock.unlock()
         }
         self.writer = nil
-        reader.abort()
+        // A shared snapshot ends with its last user (the transaction's deinit), never here.
+        if reader?.sharedLock == nil { reader?.abort() }
+        reader = nil
         env.release()
     }
 
@@ -173,17 +208,14 @@ public final class Lattice {
         return String(cString: resolved)
     }
 
-    /// Deletes the data and lock files of `configuration`. Returns whether a data file existed.
-    /// Throws while any handle of this process has the file open.
+    /// Deletes the data file of `configuration` and every file beside it (the lock file, the notification
+    /// pipe, a leftover of an interrupted compaction). Returns whether a data file existed.
+    /// Throws while any handle of this process, or any other process, has the file open.
     @discardableResult
     public static func deleteFiles(for configuration: Configuration) throws -> Bool {
         let path = try storagePath(configuration)
-        if Environment.isOpen(path: path) {
-            throw LatticeError.storage(path: path, code: EBUSY, message: "the file is open in this process; close every handle first.")
-        }
-        let existed = FileManager.default.fileExists(atPath: path)
-        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
-            try FileManager.default.removeItem(atPath: file)
+        guard let existed = try FileMaintenance.deleteFiles(path: path) else {
+            throw LatticeError.storage(path: path, code: EBUSY, message: "another process has the file open; close it there first.")
         }
         return existed
     }
@@ -316,17 +348,26 @@ public final class Lattice {
     /// The transaction reads go through: the write transaction, or the snapshot (opened lazily).
     func readTransaction() throws -> Transaction {
         if let writer { return writer.txn }
-        if !snapshotOpen {
-            try reader.renew()
-            snapshotOpen = true
-        }
-        return reader
+        if snapshotOpen, let reader { return reader }
+        let txn = try reader ?? Transaction(readOn: env)
+        try txn.renew()
+        reader = txn
+        snapshotOpen = true
+        return txn
+    }
+
+    /// Runs `body` holding a frozen handle's lock (directly for a live handle): state that reads cache
+    /// in objects shared between threads (results' keys) is then changed by one thread at a time.
+    @inline(__always)
+    func synchronized<R>(_ body: () throws -> R) rethrows -> R {
+        guard let frozenLock else { return try body() }
+        return try frozenLock.withLock(body)
     }
 
     /// Runs a read for a non-throwing API; a storage failure there stops with a message.
     func reading<R>(_ what: @autoclosure () -> String, _ body: (Transaction) throws -> R) -> R {
         do {
-            return try body(readTransaction())
+            return try synchronized { try body(readTransaction()) }
         } catch {
             fatalError("Lattice could not read \(what()) from '\(env.path)': \(error)")
         }
@@ -337,7 +378,11 @@ public final class Lattice {
 
     /// Ends the read snapshot (keeping its transaction for reuse); the next read starts on the latest commit.
     func releaseSnapshot() {
-        if snapshotOpen { reader.reset() }
+        guard frozenLock == nil else { return }
+        if snapshotOpen {
+            // A snapshot shared with frozen handles stays theirs: let go of it instead of ending it.
+            if reader?.sharedLock != nil { reader = nil } else { reader?.reset() }
+        }
         snapshotOpen = false
     }
 
@@ -345,8 +390,8 @@ public final class Lattice {
     /// Inside a write transaction the handle already sees the latest state, and this does nothing.
     @discardableResult
     public func refresh() -> Bool {
-        if writer != nil { return false }
-        let before = snapshotOpen ? reader.id : -1
+        if writer != nil || frozenLock != nil { return false }
+        let before = snapshotOpen ? reader?.id ?? -1 : -1
         releaseSnapshot()
         let after = reading("the latest snapshot") { $0.id }
         if after != before { didChange() }
@@ -356,6 +401,7 @@ public final class Lattice {
     /// Releases the snapshot so its pages can be reused (the next read starts a new one). Objects read
     /// before become invalid; results stay usable and re-read. Cancels a write transaction in progress.
     public func invalidate() {
+        if frozenLock != nil { return }  // a frozen handle's snapshot lasts as long as the handle
         if writer != nil { cancelWrite() }
         releaseSnapshot()
         epoch &+= 1
@@ -367,7 +413,7 @@ public final class Lattice {
     func classInfo(_ type: Object.Type) -> ClassInfo? {
         if let last = lastClassInfo, last.type == type { return last }
         let info = classesByType[ObjectIdentifier(type)]
-        if info != nil { lastClassInfo = info }
+        if info != nil, frozenLock == nil { lastClassInfo = info }
         return info
     }
 

@@ -159,6 +159,14 @@ open class Object: CustomStringConvertible, Hashable {
     /// Binds this instance to a stored object whose record copy (if any) is `slice` in `storage`.
     final func attach(to lattice: Lattice, info: ClassInfo, key: Int64, storage: RecordStorage?, slice: RecordSlice?,
                       stamp: UInt64 = 0) {
+        var storage = storage
+        var slice = slice
+        // A frozen object may be read from several threads at once: its record is cached now, never on
+        // a later read (a missing record stays missing: the object reads as invalidated, changing nothing).
+        if slice == nil, lattice.frozenLock != nil, let record = try? lattice.fetchRecord(info, key: key) {
+            storage = record.storage
+            slice = record.slice
+        }
         _lattice = lattice
         _handle = Unmanaged.passUnretained(lattice)
         _info = info

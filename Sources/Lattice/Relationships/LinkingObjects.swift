@@ -45,12 +45,14 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     private func keys() -> [Int64] {
         guard let managed, let (_, property) = origin else { return [] }
         let lattice = managed.lattice
-        if cache.generation == lattice.generation { return cache.keys }
-        cache.keys = managed.read { lattice, owner in
-            try lattice.backlinks(of: managed.info, key: owner, through: property).flatMap { Array(repeating: $0.source, count: $0.count) }
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys }
+            cache.keys = managed.read { lattice, owner in
+                try lattice.backlinks(of: managed.info, key: owner, through: property).flatMap { Array(repeating: $0.source, count: $0.count) }
+            }
+            cache.generation = lattice.generation
+            return cache.keys
         }
-        cache.generation = lattice.generation
-        return cache.keys
     }
 
     /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`: named after the

@@ -48,10 +48,12 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
 
     /// The entries in key order (see `snapshot`).
     private func entries(_ lattice: Lattice, _ owner: Int64) throws -> [(key: String, payload: [UInt8])] {
-        if let snapshot, snapshot.generation == lattice.generation { return snapshot.entries }
-        let entries = try store(lattice, owner).entries()
-        snapshot = (lattice.generation, entries)
-        return entries
+        try lattice.synchronized {
+            if let snapshot, snapshot.generation == lattice.generation { return snapshot.entries }
+            let entries = try store(lattice, owner).entries()
+            snapshot = (lattice.generation, entries)
+            return entries
+        }
     }
 
     /// The unmanaged entries in key order.

@@ -44,10 +44,12 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
 
     /// The element payloads in key order (see `snapshot`).
     private func payloads(_ lattice: Lattice, _ owner: Int64) throws -> [[UInt8]] {
-        if let snapshot, snapshot.generation == lattice.generation { return snapshot.payloads }
-        let payloads = try store(lattice, owner).allPayloads()
-        snapshot = (lattice.generation, payloads)
-        return payloads
+        try lattice.synchronized {
+            if let snapshot, snapshot.generation == lattice.generation { return snapshot.payloads }
+            let payloads = try store(lattice, owner).allPayloads()
+            snapshot = (lattice.generation, payloads)
+            return payloads
+        }
     }
 
     /// Whether the set belongs to a managed object.

@@ -36,10 +36,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
         guard let info else { return [] }
-        if cache.generation == lattice.generation { return cache.keys }
-        cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
-        cache.generation = lattice.generation
-        return cache.keys
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys }
+            cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
+            cache.generation = lattice.generation
+            return cache.keys
+        }
     }
 
     /// True when the results can no longer be read: those of a List, MutableSet or LinkingObjects whose
@@ -58,9 +60,11 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The number of objects, read without decoding any.
     public var count: Int {
         guard let info else { return 0 }
-        if cache.generation == lattice.generation { return cache.keys.count }
-        if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
-        return keys().count
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys.count }
+            if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
+            return keys().count
+        }
     }
 
     /// The object at `position`; out of range stops with a message.
@@ -69,15 +73,20 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         precondition(position >= 0 && position < keys.count,
                      "Index \(position) is out of range: these results of '\(info?.name ?? "\(Element.self)")' have \(keys.count) objects.")
         // Positions asked in increasing order continue the reader; any other position starts a new one.
-        if cache.reader?.position != position || cache.readerGeneration != lattice.generation {
-            cache.reader = ResultsReader(lattice: lattice, info: info, type: Element.self, keys: keys, walk: nil, start: position)
-            cache.readerGeneration = lattice.generation
-        }
-        guard let object = cache.reader?.next(), object._key == keys[position] else {
-            cache.reader = nil
-            return lattice.materialize(Element.self, info!, key: keys[position], record: nil)
+        // The cache is shared by copies of the results (frozen ones are read from several threads).
+        let object: Object? = lattice.synchronized {
+            if cache.reader?.position != position || cache.readerGeneration != lattice.generation {
+                cache.reader = ResultsReader(lattice: lattice, info: info, type: Element.self, keys: keys, walk: nil, start: position)
+                cache.readerGeneration = lattice.generation
+            }
+            guard let object = cache.reader?.next(), object._key == keys[position] else {
+                cache.reader = nil
+                return nil
+            }
+            return object
         }
         // The reader creates instances of `Element.self` only.
+        guard let object else { return lattice.materialize(Element.self, info!, key: keys[position], record: nil) }
         return unsafeDowncast(object, to: Element.self)
     }
 

@@ -58,7 +58,11 @@ final class Environment: @unchecked Sendable {
     }
     private let state: Mutex<State>
 
-    private static let registry = Mutex<[String: Environment]>([:])
+    /// The open environments by path. Whole-file operations (`FileMaintenance`) hold it too, so that no
+    /// handle of this process opens a file while it is compacted or deleted.
+    static let registry = Mutex<[String: Environment]>([:])
+    /// The lock file, holding a shared `flock` for the environment's life (see `FileMaintenance`).
+    private let presenceFD: Int32
 
     /// Returns the shared environment for `path`, opening it on first use.
     static func acquire(path: String, options: EnvironmentOptions) throws -> Environment {
@@ -100,6 +104,9 @@ final class Environment: @unchecked Sendable {
             registry[path] = nil
             mdb_env_close(handle)
             if writerFD >= 0 { close(writerFD) }
+            // After LMDB closed its own descriptor: closing any descriptor of the lock file drops this
+            // process's fcntl locks on it, which LMDB relies on while the environment is open.
+            FileMaintenance.leave(presenceFD)
         }
     }
 
@@ -115,9 +122,13 @@ final class Environment: @unchecked Sendable {
         mdb_env_set_maxreaders(env, options.maxReaders)
         mdb_env_set_maxdbs(env, options.maxDatabases)
         mdb_env_set_mapsize(env, options.initialMapSize)
+        // Before LMDB opens the file: a compaction in another process finishes (renaming its copy over
+        // the path) before this opens it.
+        let presenceFD = options.temporary ? -1 : FileMaintenance.enter(path: path)
         let rc = mdb_env_open(env, path, flags, 0o644)
         if rc != 0 {
             mdb_env_close(env)
+            FileMaintenance.leave(presenceFD)
             switch rc {
             case MDB_INVALID, MDB_VERSION_MISMATCH:
                 throw LatticeError.invalidFile(path: path, reason: "it is not an LMDB environment.")
@@ -132,6 +143,7 @@ final class Environment: @unchecked Sendable {
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         self.handle = env
+        self.presenceFD = presenceFD
         self.state = Mutex(State(mapSize: max(info.me_mapsize, options.initialMapSize)))
         writerFD = options.readOnly || options.temporary ? -1 : open(path, O_RDWR | O_CLOEXEC)
         writerLock = WriterLock(path: path, fd: writerFD)
@@ -147,6 +159,7 @@ final class Environment: @unchecked Sendable {
         if !state.withLock({ $0.closed }) {
             mdb_env_close(handle)
             if writerFD >= 0 { close(writerFD) }
+            FileMaintenance.leave(presenceFD)
         }
     }
 

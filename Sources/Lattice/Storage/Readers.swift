@@ -11,6 +11,11 @@ struct ReaderSlot: Equatable, Sendable {
 extension Environment {
     /// The reader slots in use, across all processes (`mdb_reader_list`).
     func readerSlots() throws -> [ReaderSlot] {
+        try Environment.readerSlots(of: handle, path: path)
+    }
+
+    /// The reader slots in use of the LMDB environment `handle` (also one opened outside the registry).
+    static func readerSlots(of handle: OpaquePointer, path: String) throws -> [ReaderSlot] {
         var lines: [String] = []
         let rc = withUnsafeMutablePointer(to: &lines) { pointer in
             mdb_reader_list(handle, { message, context in
@@ -19,7 +24,7 @@ extension Environment {
                 return 0
             }, pointer)
         }
-        try check(rc)
+        try check(rc, path: path)
         // Each line is "%10d %zx %s": pid, thread, snapshot txnid or "-". The header and
         // "(no active readers)" do not start with a number and are skipped.
         return lines.joined().split(separator: "\n").compactMap { line in

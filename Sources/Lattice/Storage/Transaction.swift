@@ -44,6 +44,10 @@ final class Transaction {
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
+    /// Set when the snapshot is shared with frozen handles (see `SharedSnapshots`): every read then
+    /// holds it, so that calls from several threads never overlap.
+    var sharedLock: RecursiveLock?
+
     /// A read transaction holding its reader slot, with no snapshot open yet (see `renew()`).
     init(readOn env: Environment) throws {
         self.env = env
@@ -146,6 +150,12 @@ final class Transaction {
     /// Looks `key` up and passes the value (or nil) to `body`.
     @inline(__always)
     func get<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
+        if let lock = sharedLock { return try lock.withLock { try unsynchronizedGet(table, key, body) } }
+        return try unsynchronizedGet(table, key, body)
+    }
+
+    @inline(__always)
+    private func unsynchronizedGet<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
         var k = mdbVal(key)
         var v = MDB_val()
         let rc = mdb_get(txn, table.id, &k, &v)
@@ -156,6 +166,11 @@ final class Transaction {
 
     /// Number of entries in `table` (O(1)).
     func count(_ table: Table) throws -> Int {
+        if let lock = sharedLock { return try lock.withLock { try unsynchronizedCount(table) } }
+        return try unsynchronizedCount(table)
+    }
+
+    private func unsynchronizedCount(_ table: Table) throws -> Int {
         var stat = MDB_stat()
         try env.check(mdb_stat(txn, table.id, &stat))
         return stat.ms_entries
@@ -163,6 +178,11 @@ final class Transaction {
 
     /// Opens a cursor on `table` for the duration of `body`.
     func withCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
+        if let lock = sharedLock { return try lock.withLock { try unsynchronizedCursor(table, body) } }
+        return try unsynchronizedCursor(table, body)
+    }
+
+    private func unsynchronizedCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
         defer { mdb_cursor_close(cursor) }

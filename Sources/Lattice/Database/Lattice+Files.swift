@@ -1,0 +1,43 @@
+import Foundation
+
+extension Lattice {
+    /// Writes a compacted copy of the database's latest commit to a new file at `fileURL`.
+    ///
+    /// The copy is consistent (one commit, whole) and holds no free pages; other threads and processes
+    /// keep reading and writing meanwhile. The copy is flushed to disk before this returns. A write
+    /// transaction of this handle that is still open is not part of the copy. Throws when a file exists
+    /// at `fileURL`.
+    ///
+    /// `encryptionKey` is reserved for encrypted copies, which this version does not write yet: passing
+    /// one throws ``LatticeError/unsupported(feature:)`` and creates nothing.
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        let destination = fileURL.standardizedFileURL.path
+        try writeCopy(to: destination, encryptionKey: encryptionKey)
+    }
+
+    /// Compacts the file at `path` before its first open in this process when `decide` asks for it and no
+    /// other process has the file open (see ``Configuration/shouldCompactOnLaunch``).
+    static func compactOnLaunch(path: String, _ decide: @Sendable (Int, Int) -> Bool) throws {
+        _ = try FileMaintenance.compact(path: path, decide: decide)
+    }
+
+    /// Throws when a write would leave more versions alive than ``Configuration/maximumNumberOfActiveVersions``
+    /// allows. Called as a write begins, after this handle released its own snapshot.
+    func checkActiveVersions() throws {
+        guard let limit = configuration.maximumNumberOfActiveVersions else { return }
+        let pinned = Set(try env.readerSlots().compactMap(\.snapshot))
+        if pinned.count + 1 > limit {
+            throw LatticeError.tooManyActiveVersions(path: env.path, pinned: pinned.count, limit: limit)
+        }
+    }
+}
+
+extension Lattice {
+    /// `writeCopy(toFile:encryptionKey:)` to a standardized path.
+    func writeCopy(to destination: String, encryptionKey: Data?) throws {
+        if encryptionKey != nil {
+            throw LatticeError.unsupported(feature: "writeCopy(toFile:encryptionKey:) with a key")
+        }
+        try env.writeCompactCopy(to: destination)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+
+/// Hands an object, ``Results`` or collection to another handle, on any thread or actor.
+///
+/// ```swift
+/// let reference = ThreadSafeReference(to: rex)
+/// DispatchQueue.global().async {
+///     let lattice = try! Lattice(configuration: configuration)
+///     if let dog = lattice.resolve(reference) { print(dog.name) }
+/// }
+/// ```
+/// The reference holds a frozen snapshot of the value (pinning its version) until it is resolved or
+/// released. ``Lattice/resolve(_:)`` gives the value at the resolving handle's version, once: a second
+/// resolve gives nil.
+public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
+    private let frozen: Mutex<Frozen<Confined>?>
+
+    /// A reference to `value` (a managed object, results or a managed collection). A reference to an
+    /// unmanaged value resolves to nil.
+    public init(to value: Confined) {
+        frozen = Mutex(Frozen(value))
+    }
+
+    /// True once resolved (or when made from an unmanaged value).
+    public var isInvalidated: Bool { frozen.withLock { $0 == nil } }
+
+    /// The frozen value, taken out: only the first call gets it.
+    fileprivate func take() -> Frozen<Confined>? {
+        frozen.withLock { value in
+            defer { value = nil }
+            return value
+        }
+    }
+}
+
+extension Lattice {
+    /// The value `reference` stands for, read through this handle at its current version; nil when it
+    /// was deleted meanwhile, belongs to another file, or the reference was resolved before.
+    public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        reference.take()?.value._latticeRebound(in: self)
+    }
+}
+
+/// A property that keeps an object, ``Results`` or collection usable from any thread: it holds a
+/// frozen snapshot and, on each read, gives the value live in a new handle at the latest commit (nil
+/// when it was deleted), as Realm's `@ThreadSafe` does.
+///
+/// ```swift
+/// final class Loader: Sendable {
+///     @ThreadSafe var dog: Dog?
+/// }
+/// ```
+@propertyWrapper
+public final class ThreadSafe<Value: ThreadConfined>: Sendable {
+    private let frozen: Mutex<Frozen<Value>?>
+
+    /// Holds `wrappedValue` (nil, or an unmanaged value, holds nothing).
+    public init(wrappedValue: Value?) {
+        frozen = Mutex(wrappedValue.flatMap(Frozen.init))
+    }
+
+    /// The value, live in a new handle of the calling thread at the latest commit.
+    public var wrappedValue: Value? {
+        get {
+            guard let frozen = frozen.withLock({ $0 }) else { return nil }
+            return frozen.value.thaw()
+        }
+        set {
+            let value = newValue.flatMap(Frozen.init)
+            frozen.withLock { $0 = value }
+        }
+    }
+}
