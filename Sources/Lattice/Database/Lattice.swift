@@ -60,32 +60,45 @@ public final class Lattice {
     /// ``LatticeError/unsupported(feature:)`` for options not implemented yet.
     public init(configuration: Configuration) throws {
         try configuration.checkSupported()
-        let metadata = try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
-        let declared = Schema(metadata.map(\.schema))
+        let dynamic = configuration.dynamicSchema
+        var metadata = dynamic ? [] : try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
+        var declared = Schema(metadata.map(\.schema))
         try declared.validateRelationships()
         let path = try Lattice.storagePath(configuration)
-        if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
+        if (configuration.readOnly || dynamic) && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
         }
-        let databases = FileLayout.databases(for: declared)
         let options = EnvironmentOptions(
             readOnly: configuration.readOnly,
             temporary: configuration.inMemoryIdentifier != nil,
             initialMapSize: max(configuration.initialMapSize, 64 << 10),
             maxReaders: configuration.maxReaders,
-            // The first handle of the process fixes the limit: leave room for handles with more classes.
-            maxDatabases: UInt32(max(databases.count * 2, 128)),
+            // The first handle of the process fixes the limit: leave room for handles with more classes (and
+            // for a migration's tables). A dynamic handle does not know its classes before opening.
+            maxDatabases: UInt32(max(FileLayout.databases(for: declared).count * 4, dynamic ? 1024 : 128)),
             residentScanBytes: configuration.residentScanBytes,
             growthWaitSeconds: configuration.growthWaitSeconds)
         let env = try Environment.acquire(path: path, options: options)
+        var configuration = configuration
         do {
+            if dynamic {
+                // The stored schema is the declared one, at the stored version: nothing to migrate.
+                guard let file = try Lattice.readMetadata(env) else {
+                    throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata (a dynamic handle opens existing files only).")
+                }
+                declared = file.schema
+                configuration.schemaVersion = file.version
+                configuration.migrationBlock = nil
+                metadata = declared.objectSchemas.map(DynamicObject.metadata(for:))
+            }
+            let databases = FileLayout.databases(for: declared)
             let (stored, tables) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
             var byType: [ObjectIdentifier: ClassInfo] = [:]
             var byName: [String: ClassInfo] = [:]
             for model in metadata {
                 let order = stored[model.schema.className]?.properties.map(\.name) ?? model.schema.properties.map(\.name)
                 let info = ClassInfo(metadata: model, storedOrder: order, tables: tables)
-                byType[ObjectIdentifier(model.type)] = info
+                if !dynamic { byType[ObjectIdentifier(model.type)] = info }
                 byName[info.name] = info
             }
             ClassInfo.link(byName)
@@ -104,6 +117,24 @@ public final class Lattice {
             env.release()
             throw error
         }
+    }
+
+    /// A handle with the classes `classes` on an environment this process has open (a migration's
+    /// handles on the old and new schemas). It shares the environment and takes a reader slot like any handle.
+    init(env: Environment, configuration: Configuration, schema: Schema, classes: [ClassInfo], metaTable: Table) throws {
+        let env = try Environment.acquire(path: env.path, options: env.options)
+        do {
+            self.reader = try Transaction(readOn: env)
+        } catch {
+            env.release()
+            throw error
+        }
+        self.env = env
+        self.configuration = configuration
+        self.schema = schema
+        self.classesByType = [:]
+        self.classesByName = Dictionary(uniqueKeysWithValues: classes.map { ($0.name, $0) })
+        self.metaTable = metaTable
     }
 
     deinit {

@@ -20,6 +20,10 @@ struct ModelMetadata: Sendable {
 
     /// The metadata of `type`, deriving and validating it on first use.
     static func of(_ type: Object.Type) throws -> ModelMetadata {
+        if type == DynamicObject.self {
+            throw LatticeError.invalidSchema(className: "DynamicObject", reason: "dynamic objects take their class from a file's schema "
+                + "(open it with Configuration.dynamicSchema); they are not a model class.")
+        }
         let id = ObjectIdentifier(type)
         if let cached = cache.withLock({ $0[id] }) { return cached }
         let metadata = try derive(type)

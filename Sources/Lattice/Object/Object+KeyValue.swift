@@ -90,6 +90,7 @@ extension Object {
         if let info = _info {
             return info.property(named: name).flatMap { value(of: $0) }
         }
+        if let dynamic = self as? DynamicObject { return dynamic.unmanagedValues[name].flatMap { isNilValue($0) ? nil : unwrapAny($0) } }
         guard let metadata = try? ModelMetadata.of(type(of: self)),
               let index = metadata.schema.properties.firstIndex(where: { $0.name == name }) else { return nil }
         let field = metadata.fields[index]
