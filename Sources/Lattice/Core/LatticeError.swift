@@ -59,6 +59,11 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidQuery(message: String)
     /// An embedded object was used outside its single parent (added alone, or given a second parent).
     case embeddedObject(className: String, reason: String)
+    /// A schema migration cannot be done as asked (the file is left as it was).
+    case migrationFailed(className: String, reason: String)
+    /// Another handle (of this or another process) migrated the file to another schema version after this
+    /// handle opened it: this handle's classes no longer describe the file. Open a new handle.
+    case schemaChanged(path: String, fileVersion: UInt64, handleVersion: UInt64)
 
     public var description: String {
         switch self {
@@ -116,6 +121,11 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "Invalid query: \(message)"
         case let .embeddedObject(className, reason):
             return "Embedded object '\(className)': \(reason)"
+        case let .migrationFailed(className, reason):
+            return "Cannot migrate class '\(className)': \(reason)"
+        case let .schemaChanged(path, fileVersion, handleVersion):
+            return "'\(path)' was migrated to schema version \(fileVersion) after this handle opened it at version \(handleVersion); "
+                + "open a new handle with the new schema."
         }
     }
 }

@@ -65,7 +65,14 @@ extension Lattice {
         releaseSnapshot()
         try env.writerLock.lock()
         do {
-            writer = WriteContext(txn: try Transaction(writeOn: env))
+            let txn = try Transaction(writeOn: env)
+            do {
+                try checkSchemaVersion(txn)
+            } catch {
+                txn.abort()
+                throw error
+            }
+            writer = WriteContext(txn: txn)
         } catch {
             env.writerLock.unlock()
             throw error

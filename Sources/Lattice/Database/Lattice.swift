@@ -46,6 +46,9 @@ public final class Lattice {
     var recordScratch: [UInt8] = []
     /// The List directory decoded or written last (see `listDirectory(_:owner:)`).
     var listDirectoryCache: ListDirectoryCache?
+    /// Set on a migration's handles: errors of property access by name (which cannot throw) fail the
+    /// migration instead of stopping the program.
+    var recordsAccessErrors = false
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -251,20 +254,29 @@ public final class Lattice {
                     throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
                 }
                 let differences = file.schema.differences(to: declared)
-                if !differences.isEmpty {
+                let migrates = file.version < configuration.schemaVersion && (!differences.isEmpty || configuration.migrationBlock != nil)
+                if !differences.isEmpty && configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
                     // Other handles of this process would keep reading the dropped tables: only delete when alone.
-                    if configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
-                        if locked {
-                            try env.deleteAllTables()
-                            stored = nil
-                        }
-                        mustWrite = true
-                    } else if file.version == configuration.schemaVersion {
-                        throw LatticeError.schemaMismatch(path: path, differences: differences)
-                    } else {
-                        throw LatticeError.unsupported(feature: "Migrating '\(path)' from schema version \(file.version) to "
-                            + "\(configuration.schemaVersion) (\(differences.joined(separator: " ")))")
+                    if locked {
+                        try Lattice.refuseWhileOtherProcessesHaveItOpen(env)
+                        try env.deleteAllTables()
+                        stored = nil
                     }
+                    mustWrite = true
+                } else if !differences.isEmpty && file.version == configuration.schemaVersion {
+                    throw LatticeError.schemaMismatch(path: path, differences: differences)
+                } else if migrates {
+                    if !writable { throw LatticeError.readOnly(path: path, operation: "migrating from schema version \(file.version)") }
+                    if locked {
+                        // Under the writer lock, with the metadata read again: one process migrates, once.
+                        let all = databases + FileLayout.databases(for: file.schema)
+                        let tables = try env.openTables(all, create: true)
+                        let migrator = try SchemaMigrator(env: env, stored: file.schema, declared: declared, tables: tables,
+                                                          configuration: configuration)
+                        let schema = try migrator.run(oldVersion: file.version)
+                        return (schema, try env.openTables(databases, create: false))
+                    }
+                    continue
                 }
                 if file.version != configuration.schemaVersion { mustWrite = true }
             } else if !writable {
@@ -349,9 +361,40 @@ public final class Lattice {
         if let writer { return writer.txn }
         if !snapshotOpen {
             try reader.renew()
+            do {
+                try checkSchemaVersion(reader)
+            } catch {
+                reader.reset()
+                throw error
+            }
             snapshotOpen = true
         }
         return reader
+    }
+
+    /// Throws ``LatticeError/schemaChanged(path:fileVersion:handleVersion:)`` when the snapshot `txn` sees
+    /// another schema version than this handle opened (another handle migrated the file): this handle's
+    /// column positions would misread it. One lookup in the small metadata table.
+    func checkSchemaVersion(_ txn: Transaction) throws {
+        let version = try Lattice.schemaVersionKey.withUnsafeBytes { key in
+            try txn.get(metaTable, key) { $0.map { loadLE($0, as: UInt64.self) } }
+        }
+        if let version, version != configuration.schemaVersion {
+            throw LatticeError.schemaChanged(path: env.path, fileVersion: version, handleVersion: configuration.schemaVersion)
+        }
+    }
+
+    private static let schemaVersionKey = Array("schemaVersion".utf8)
+
+    /// Throws while another process has the file open (it holds a slot in LMDB's reader table: every
+    /// handle keeps one from its opening until it closes). Slots of dead processes are freed first.
+    static func refuseWhileOtherProcessesHaveItOpen(_ env: Environment) throws {
+        _ = try env.clearStaleReaders()
+        let me = getpid()
+        if let other = try env.readerSlots().first(where: { $0.pid != me }) {
+            throw LatticeError.storage(path: env.path, code: EBUSY, message:
+                "deleteIfMigrationNeeded cannot delete the file while another process (pid \(other.pid)) has it open.")
+        }
     }
 
     /// Runs a read for a non-throwing API; a storage failure there stops with a message.

@@ -62,10 +62,11 @@ struct ModelMetadata: Sendable {
                             isIndexed: flags.indexed, isPrimaryKey: flags.primaryKey,
                             collection: valueType._latticeCollection,
                             objectClassName: valueType._latticeObjectType.map { "\($0)" },
-                            originProperty: flags.originProperty)
+                            originProperty: flags.originProperty, originalName: flags.originalName)
         }
         withExtendedLifetime(prototype) {}
-        let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type)
+        let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type,
+                                  originalName: type.originalName)
         try schema.validate()
         return ModelMetadata(type: type, schema: schema,
                              fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) },

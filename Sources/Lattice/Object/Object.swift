@@ -66,6 +66,19 @@ open class Object: CustomStringConvertible, Hashable {
     /// with `==`.
     open class var reusesInstancesWhileIterating: Bool { false }
 
+    /// The name this class was stored under before it was renamed, or nil (the default). Override it
+    /// after renaming a model class: the next migration (at a higher schema version) moves the objects
+    /// stored under the old name to this class, with their links, collections and indexes, and no
+    /// migration block is needed. Links and `LinkingObjects` of other classes follow.
+    ///
+    /// ```swift
+    /// final class Exam: Object {            // was `final class Test: Object`
+    ///     override class var originalName: String? { "Test" }
+    ///     @Persisted var name = ""
+    /// }
+    /// ```
+    open class var originalName: String? { nil }
+
     /// The handle managing this object, or nil while unmanaged.
     public var lattice: Lattice? { _lattice }
 
