@@ -344,3 +344,56 @@ enum AddedV1 {
         @Persisted(indexed: true) var joined = Date(timeIntervalSinceReferenceDate: 0)
     }
 }
+
+enum ClassRenameV0 {
+    final class Dot: Object {
+        @Persisted(indexed: true) var x = 0
+        @Persisted var tags: List<String>
+    }
+
+    final class Holder: Object {
+        @Persisted var dot: Dot?
+    }
+}
+
+enum ClassRenameV1 {
+    final class Point: Object {
+        override class var originalName: String? { "Dot" }
+        @Persisted(indexed: true) var x = 0
+        @Persisted var tags: List<String>
+        @Persisted(originProperty: "dot") var holders: LinkingObjects<Holder>
+    }
+
+    final class Holder: Object {
+        @Persisted var dot: Point?
+    }
+}
+
+final class ClassRenameTests: XCTestCase {
+    func testAClassRenamedOnTheModelKeepsItsObjectsLinksCollectionsAndIndexes() throws {
+        let db = makeTempDatabase()
+        do {
+            let lattice = try Lattice(configuration: db.configuration([ClassRenameV0.Dot.self, ClassRenameV0.Holder.self]))
+            try lattice.write {
+                let dot = try lattice.create(ClassRenameV0.Dot.self, value: ["x": 5, "tags": ["a", "b"]])
+                try lattice.create(ClassRenameV0.Dot.self, value: ["x": 6])
+                try lattice.create(ClassRenameV0.Holder.self, value: ["dot": dot])
+            }
+        }
+        let lattice = try Lattice(configuration: db.configuration([ClassRenameV1.Point.self, ClassRenameV1.Holder.self], schemaVersion: 1))
+        XCTAssertNil(lattice.schema["Dot"])
+        XCTAssertEqual(lattice.objects(ClassRenameV1.Point.self).count, 2)
+        let holder = try XCTUnwrap(lattice.objects(ClassRenameV1.Holder.self).first)
+        XCTAssertEqual(holder.dot?.x, 5)
+        XCTAssertEqual(Array(try XCTUnwrap(holder.dot).tags), ["a", "b"])
+        XCTAssertEqual(holder.dot?.holders.count, 1, "backlinks follow the renamed class")
+        let six = try lattice.objects(ClassRenameV1.Point.self).filter("x == 6")
+        XCTAssertEqual(six.count, 1)
+        try lattice.write {
+            try lattice.create(ClassRenameV1.Point.self, value: ["x": 7])
+            try lattice.delete(try XCTUnwrap(holder.dot))
+        }
+        XCTAssertNil(holder.dot, "deleting the renamed class's object unlinks it")
+        XCTAssertEqual(try lattice.objects(ClassRenameV1.Point.self).filter("x >= 6").count, 2)
+    }
+}
