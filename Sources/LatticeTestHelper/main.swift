@@ -31,6 +31,15 @@
 //   query-fuzz <file> <seed> <count>
 //       Runs `count` mutated predicates with random arguments; prints "fuzzed <count> ok <n> invalidQuery <n>
 //       otherErrors <n>".
+//   migrate-and-hang <file>
+//       Opens the file with the version-1 migration models; the migration block changes every
+//       `MigrationItem`, prints "migrating" after 500 of them, then blocks (the test kills it).
+//   migrate-once <file>
+//       Prints "ready", waits for a line, opens the file with the version-1 migration models (the block
+//       creates one `MigrationLog`), prints "done <number of MigrationLog objects>".
+//   schema-watch <file>
+//       Opens the file with the schema stored in it, prints "ready", waits for a line, then tries a
+//       write and prints "ok" or the error.
 import Foundation
 import Lattice
 
@@ -89,6 +98,24 @@ func item(id: Int, size: Int) -> MultiProcessItem {
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: the test waits for it
+}
+
+/// The version-1 models of the migration tests (version 0 is in MigrationProcessTests.swift).
+enum MigrationV1 {
+    final class MigrationItem: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var name = ""
+        @Persisted var label = ""
+    }
+
+    final class MigrationLog: Object {
+        @Persisted var note = ""
+    }
+
+    static func configuration(_ path: String, _ block: @escaping MigrationBlock) -> Lattice.Configuration {
+        Lattice.Configuration(fileURL: URL(fileURLWithPath: path), schemaVersion: 1, migrationBlock: block,
+                              objectTypes: [MigrationItem.self, MigrationLog.self], initialMapSize: 8 << 20)
+    }
 }
 
 func fail(_ message: String) -> Never {
@@ -224,6 +251,38 @@ func run() throws {
 
     case "query-fuzz":
         try runQueryFuzz(path, seed: UInt64(integer(3)), count: integer(4))
+    case "migrate-and-hang":
+        _ = try Lattice(configuration: MigrationV1.configuration(path) { migration, _ in
+            var changed = 0
+            migration.enumerateObjects(ofType: "MigrationItem") { _, new in
+                new?["label"] = "migrated"
+                changed += 1
+                if changed == 500 {
+                    say("migrating")
+                    while readLine() != nil {}  // the test kills the process here
+                }
+            }
+        })
+        fail("the test did not kill the migration")
+
+    case "migrate-once":
+        say("ready")
+        guard readLine() != nil else { fail("stdin closed before the start signal") }
+        let lattice = try Lattice(configuration: MigrationV1.configuration(path) { migration, _ in
+            migration.create("MigrationLog", value: ["note": "migrated by \(getpid())"])
+        })
+        say("done \(lattice.objects(MigrationV1.MigrationLog.self).count)")
+
+    case "schema-watch":
+        let lattice = try Lattice(configuration: .init(fileURL: URL(fileURLWithPath: path), dynamicSchema: true))
+        say("ready")
+        guard readLine() != nil else { fail("stdin closed before the signal") }
+        do {
+            try lattice.write {}
+            say("ok")
+        } catch {
+            say("\(error)")
+        }
 
     default:
         fail("unknown command '\(arguments[1])'")

@@ -65,6 +65,11 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooManyActiveVersions(path: String, pinned: Int, limit: UInt)
     /// A write through a frozen handle, object or collection (frozen data never changes: `thaw()` it).
     case frozen(operation: String)
+    /// A schema migration cannot be done as asked (the file is left as it was).
+    case migrationFailed(className: String, reason: String)
+    /// Another handle (of this or another process) migrated the file to another schema version after this
+    /// handle opened it: this handle's classes no longer describe the file. Open a new handle.
+    case schemaChanged(path: String, fileVersion: UInt64, handleVersion: UInt64)
 
     public var description: String {
         switch self {
@@ -129,6 +134,11 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .frozen(operation):
             return "\(operation) is not allowed on frozen data: a frozen handle, object or collection never changes; "
                 + "thaw() it (or resolve a ThreadSafeReference) to get a live one and write through that."
+        case let .migrationFailed(className, reason):
+            return "Cannot migrate class '\(className)': \(reason)"
+        case let .schemaChanged(path, fileVersion, handleVersion):
+            return "'\(path)' was migrated to schema version \(fileVersion) after this handle opened it at version \(handleVersion); "
+                + "open a new handle with the new schema."
         }
     }
 }

@@ -1,21 +1,6 @@
 import Foundation
 import Synchronization
 
-/// Called with the migration and the file's old schema version (see ``Lattice/Configuration/migrationBlock``).
-public typealias MigrationBlock = @Sendable (Migration, UInt64) throws -> Void
-
-/// The context of a schema migration: the schema stored in the file and the one being opened.
-public final class Migration {
-    /// The schema stored in the file before the migration.
-    public let oldSchema: Schema
-    /// The schema the file is migrated to.
-    public let newSchema: Schema
-
-    init(oldSchema: Schema, newSchema: Schema) {
-        self.oldSchema = oldSchema
-        self.newSchema = newSchema
-    }
-}
 
 extension Lattice {
     /// Everything needed to open a database.
@@ -36,14 +21,22 @@ extension Lattice {
         public var readOnly: Bool
         /// The schema version of ``objectTypes``; the file stores the version it was written with.
         public var schemaVersion: UInt64
-        /// Runs when the file's schema version is lower (migrations: not supported yet).
+        /// Runs once when the file's schema version is lower than ``schemaVersion``, inside the write
+        /// transaction that migrates the file (see the *Migrations* article).
         public var migrationBlock: MigrationBlock?
-        /// Delete and recreate the file when its schema differs, instead of throwing (only when no other
-        /// handle of this process has the file open; otherwise opening throws as without this option).
+        /// Delete and recreate the file when its schema differs, instead of migrating or throwing. Only when
+        /// no other handle of this process has the file open (otherwise opening proceeds as without this
+        /// option); while another process has it open (it holds a slot in the file's reader table),
+        /// opening throws ``LatticeError/storage(path:code:message:)`` with `EBUSY` instead of deleting.
         public var deleteIfMigrationNeeded: Bool
         /// The model classes stored in the file. `nil` means every class whose schema has been
-        /// derived in this process (see ``Lattice/register(_:)``).
+        /// derived in this process (see ``Lattice/register(_:)``). Ignored with ``dynamicSchema``.
         public var objectTypes: [Object.Type]?
+        /// Open an existing file with the schema stored in it and no model classes: its objects are
+        /// ``DynamicObject``s (``Lattice/dynamicObjects(_:)``, ``Lattice/dynamicCreate(_:value:update:)``).
+        /// ``objectTypes``, ``schemaVersion`` and ``migrationBlock`` are ignored; a missing file throws
+        /// ``LatticeError/fileNotFound(path:)``.
+        public var dynamicSchema: Bool
         /// Decides whether to compact the file when it is opened: called with the file's size and the bytes
         /// its data uses, on the first open of the file in this process, and only when no other process has
         /// it open. Returning true rewrites the file without its free pages (a compacted copy renamed over
@@ -85,7 +78,8 @@ extension Lattice {
             objectTypes: [Object.Type]? = nil,
             encryptionKey: Data? = nil,
             initialMapSize: Int = 64 << 30,
-            maxReaders: UInt32 = 1022
+            maxReaders: UInt32 = 1022,
+            dynamicSchema: Bool = false
         ) {
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier
@@ -99,6 +93,7 @@ extension Lattice {
             self.encryptionKey = encryptionKey
             self.initialMapSize = initialMapSize
             self.maxReaders = maxReaders
+            self.dynamicSchema = dynamicSchema
         }
 
         private static let defaultStorage = Mutex(Configuration())
@@ -121,12 +116,14 @@ extension Lattice {
                 + "; shouldCompactOnLaunch = \(shouldCompactOnLaunch == nil ? "nil" : "set")"
                 + "; maximumNumberOfActiveVersions = \(maximumNumberOfActiveVersions.map(String.init) ?? "nil")"
                 + "; encryptionKey = \(encryptionKey == nil ? "nil" : "set")"
-                + "; initialMapSize = \(initialMapSize); maxReaders = \(maxReaders) }"
+                + "; initialMapSize = \(initialMapSize); maxReaders = \(maxReaders)" + dynamicDescription
         }
+
+        /// `dynamicSchema` when set (kept apart: one long expression type-checks slowly).
+        private var dynamicDescription: String { dynamicSchema ? "; dynamicSchema = true }" : " }" }
 
         /// Throws for options that are set but not implemented yet.
         func checkSupported() throws {
-            if migrationBlock != nil { throw LatticeError.unsupported(feature: "Configuration.migrationBlock (migrations)") }
             if encryptionKey != nil { throw LatticeError.unsupported(feature: "Configuration.encryptionKey (encryption)") }
             if fileURL == nil && inMemoryIdentifier == nil {
                 throw LatticeError.unsupported(feature: "A configuration with neither fileURL nor inMemoryIdentifier")

@@ -20,15 +20,19 @@ extension Lattice {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
         _ = try requireWrite("create(_:value:)")
-        let info = try requireClass(type)
+        // `info.type` is `T`: the builder creates or materializes instances of `info.type` only.
+        return unsafeDowncast(try createObject(try requireClass(type), value: value, update: update), to: T.self)
+    }
+
+    /// `create` for a class of this handle (compiled or dynamic): an instance of `info.type`.
+    func createObject(_ info: ClassInfo, value: Any, update: UpdatePolicy) throws -> Object {
         if update != .error && info.primaryKey == nil {
             throw LatticeError.noPrimaryKey(className: info.name, operation: "create(_:value:update: .\(update))")
         }
         let builder = ObjectBuilder(lattice: self, update: update)
         let object = try builder.object(info, from: value, asLink: false)
         try builder.write(object)
-        // `info.type` is `T`: the builder creates or materializes instances of `info.type` only.
-        return unsafeDowncast(object, to: T.self)
+        return object
     }
 
     /// Writes `values` (checked, links and elements already objects) into the existing object `object`.
@@ -168,6 +172,7 @@ extension Lattice {
 
     /// Sets the values of an unmanaged object, checking every name and type first.
     static func apply(_ values: [String: Any], to object: Object, className: String) throws {
+        if let dynamic = object as? DynamicObject { return try dynamic.assignUnmanaged(values) }
         let metadata = try ModelMetadata.of(type(of: object))
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let fields = Dictionary(uniqueKeysWithValues: zip(metadata.schema.properties.map(\.name), zip(metadata.schema.properties, metadata.fields)))
@@ -228,7 +233,7 @@ private final class ObjectBuilder {
         let source = value as? Object
         if let source {
             if source.isInvalidated { throw LatticeError.objectInvalidated(className: source.objectSchema.className) }
-            if asLink, let owner = source._lattice, owner.env === lattice.env, type(of: source) == info.type, !info.schema.isEmbedded {
+            if asLink, let owner = source._lattice, owner.env === lattice.env, lattice.classInfo(of: source) === info, !info.schema.isEmbedded {
                 return source
             }
             if let done = built[Source(source)] { return done.object }
@@ -239,7 +244,7 @@ private final class ObjectBuilder {
             try enqueueUpdate(existing.object, info, values, record: existing.record)
             return existing.object
         }
-        let object = info.type.init()
+        let object = info.newInstance()
         if let source { built[Source(source)] = (source, object) }
         try Lattice.apply(try resolve(values, info, record: nil), to: object, className: info.name)
         return object
@@ -249,7 +254,7 @@ private final class ObjectBuilder {
     /// elements turned into objects, for ``write(_:)``.
     func enqueueUpdate(_ object: Object, _ info: ClassInfo, _ values: [String: Any], record: RecordBuffer) throws {
         let resolved = try resolve(values, info, record: record)
-        try Lattice.apply(resolved, to: info.type.init(), className: info.name)  // checks every value now
+        try Lattice.apply(resolved, to: info.newInstance(), className: info.name)  // checks every value now
         updates.append((object, info, resolved))
     }
 

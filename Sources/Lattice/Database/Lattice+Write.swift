@@ -67,7 +67,14 @@ extension Lattice {
         try checkActiveVersions()
         try env.writerLock.lock()
         do {
-            writer = WriteContext(txn: try Transaction(writeOn: env))
+            let txn = try Transaction(writeOn: env)
+            do {
+                try checkSchemaVersion(txn)
+            } catch {
+                txn.abort()
+                throw error
+            }
+            writer = WriteContext(txn: txn)
         } catch {
             env.writerLock.unlock()
             throw error
@@ -126,7 +133,7 @@ extension Lattice {
     /// updated instead of throwing.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         _ = try requireWrite("add(_:)")
-        if update != .error, object._lattice == nil, let info = classInfo(type(of: object)), info.primaryKey == nil {
+        if update != .error, object._lattice == nil, let info = classInfo(of: object), info.primaryKey == nil {
             throw LatticeError.noPrimaryKey(className: info.name, operation: "add(_:update: .\(update))")
         }
         _ = try addObject(object, update: update, embedded: false)
@@ -150,7 +157,7 @@ extension Lattice {
     func addObject(_ object: Object, update: UpdatePolicy, embedded: Bool) throws -> Int64 {
         let txn = try requireWrite("add(_:)")
         if object._lattice != nil { return try existingKey(of: object) }
-        let info = try requireClass(type(of: object))
+        let info = try requireClass(of: object)
         // An object whose class has no links is never reached again while it is being added.
         let onePut = info.addsWithOnePut && update == .error
         let write = writer!  // `requireWrite` checked
@@ -179,7 +186,11 @@ extension Lattice {
                 return key
             }
             var pkPayload: [UInt8] = []
-            try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
+            if info.type == DynamicObject.self {
+                try unsafeDowncast(object, to: DynamicObject.self).encodePayload(pk, into: &pkPayload, adding: self)
+            } else {
+                try pk.accessor.encode(at: base + pk.offset, into: &pkPayload, adding: self)
+            }
             if let found = try findObject(info, primaryKeyPayload: pkPayload) {
                 if update == .error {
                     throw LatticeError.duplicatePrimaryKey(className: info.name, value: describe(pk, pkPayload))
@@ -210,6 +221,10 @@ extension Lattice {
         try encode(object, info, stamp: stamp, into: &record)
         try store(info, key: key, record: record, old: old, txn)
         object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
+        if info.type == DynamicObject.self {
+            try unsafeDowncast(object, to: DynamicObject.self).didAdd(info)
+            return key
+        }
         for p in info.columns where p.property.collection != nil {
             try p.accessor.didAdd(at: base + p.offset, owner: object, column: p.column)
         }
@@ -317,10 +332,14 @@ extension Lattice {
     private func encode(_ object: Object, _ info: ClassInfo, stamp: UInt64, into out: inout [UInt8]) throws {
         let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let encoders = info.encoders
+        // A dynamic object's values are in a dictionary, not in fields (its class is dynamic only then).
+        let dynamic = info.type == DynamicObject.self ? unsafeDowncast(object, to: DynamicObject.self) : nil
         try Record.build(into: &out, count: encoders.count, stamp: stamp) { out, i in
             let column = encoders[i]
             let start = out.count
-            if !column.kind.encode(at: base + column.offset, into: &out) {
+            if let dynamic {
+                try dynamic.encodePayload(info.columns[i], into: &out, adding: self)
+            } else if !column.kind.encode(at: base + column.offset, into: &out) {
                 try column.accessor.encode(at: base + column.offset, into: &out, adding: self)
             }
             let size = out.count - start

@@ -54,6 +54,9 @@ public final class Lattice {
     var recordScratch: [UInt8] = []
     /// The List directory decoded or written last (see `listDirectory(_:owner:)`).
     var listDirectoryCache: ListDirectoryCache?
+    /// Set on a migration's handles: errors of property access by name (which cannot throw) fail the
+    /// migration instead of stopping the program.
+    var recordsAccessErrors = false
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -68,35 +71,48 @@ public final class Lattice {
     /// ``LatticeError/unsupported(feature:)`` for options not implemented yet.
     public init(configuration: Configuration) throws {
         try configuration.checkSupported()
-        let metadata = try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
-        let declared = Schema(metadata.map(\.schema))
+        let dynamic = configuration.dynamicSchema
+        var metadata = dynamic ? [] : try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
+        var declared = Schema(metadata.map(\.schema))
         try declared.validateRelationships()
         let path = try Lattice.storagePath(configuration)
-        if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
+        if (configuration.readOnly || dynamic) && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
         }
-        let databases = FileLayout.databases(for: declared)
         let options = EnvironmentOptions(
             readOnly: configuration.readOnly,
             temporary: configuration.inMemoryIdentifier != nil,
             initialMapSize: max(configuration.initialMapSize, 64 << 10),
             maxReaders: configuration.maxReaders,
-            // The first handle of the process fixes the limit: leave room for handles with more classes.
-            maxDatabases: UInt32(max(databases.count * 2, 128)),
+            // The first handle of the process fixes the limit: leave room for handles with more classes (and
+            // for a migration's tables). A dynamic handle does not know its classes before opening.
+            maxDatabases: UInt32(max(FileLayout.databases(for: declared).count * 4, dynamic ? 1024 : 128)),
             residentScanBytes: configuration.residentScanBytes,
             growthWaitSeconds: configuration.growthWaitSeconds)
         if let decide = configuration.shouldCompactOnLaunch, !configuration.readOnly, configuration.inMemoryIdentifier == nil {
             try Lattice.compactOnLaunch(path: path, decide)
         }
         let env = try Environment.acquire(path: path, options: options)
+        var configuration = configuration
         do {
+            if dynamic {
+                // The stored schema is the declared one, at the stored version: nothing to migrate.
+                guard let file = try Lattice.readMetadata(env) else {
+                    throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata (a dynamic handle opens existing files only).")
+                }
+                declared = file.schema
+                configuration.schemaVersion = file.version
+                configuration.migrationBlock = nil
+                metadata = declared.objectSchemas.map(DynamicObject.metadata(for:))
+            }
+            let databases = FileLayout.databases(for: declared)
             let (stored, tables) = try Lattice.prepare(env, declared: declared, databases: databases, configuration: configuration)
             var byType: [ObjectIdentifier: ClassInfo] = [:]
             var byName: [String: ClassInfo] = [:]
             for model in metadata {
                 let order = stored[model.schema.className]?.properties.map(\.name) ?? model.schema.properties.map(\.name)
                 let info = ClassInfo(metadata: model, storedOrder: order, tables: tables)
-                byType[ObjectIdentifier(model.type)] = info
+                if !dynamic { byType[ObjectIdentifier(model.type)] = info }
                 byName[info.name] = info
             }
             ClassInfo.link(byName)
@@ -137,6 +153,25 @@ public final class Lattice {
         snapshotOpen = snapshot != nil
         frozenLock = snapshot?.sharedLock
         if snapshot != nil { autorefresh = false }
+    }
+
+    /// A handle with the classes `classes` on an environment this process has open (a migration's
+    /// handles on the old and new schemas). It shares the environment and takes a reader slot like any handle.
+    init(env: Environment, configuration: Configuration, schema: Schema, classes: [ClassInfo], metaTable: Table) throws {
+        let env = try Environment.acquire(path: env.path, options: env.options)
+        do {
+            self.reader = try Transaction(readOn: env)
+        } catch {
+            env.release()
+            throw error
+        }
+        self.env = env
+        self.configuration = configuration
+        self.schema = schema
+        self.classesByType = [:]
+        self.classesByName = Dictionary(uniqueKeysWithValues: classes.map { ($0.name, $0) })
+        self.metaTable = metaTable
+        self.frozenLock = nil
     }
 
     deinit {
@@ -252,20 +287,29 @@ public final class Lattice {
                     throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
                 }
                 let differences = file.schema.differences(to: declared)
-                if !differences.isEmpty {
+                let migrates = file.version < configuration.schemaVersion && (!differences.isEmpty || configuration.migrationBlock != nil)
+                if !differences.isEmpty && configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
                     // Other handles of this process would keep reading the dropped tables: only delete when alone.
-                    if configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
-                        if locked {
-                            try env.deleteAllTables()
-                            stored = nil
-                        }
-                        mustWrite = true
-                    } else if file.version == configuration.schemaVersion {
-                        throw LatticeError.schemaMismatch(path: path, differences: differences)
-                    } else {
-                        throw LatticeError.unsupported(feature: "Migrating '\(path)' from schema version \(file.version) to "
-                            + "\(configuration.schemaVersion) (\(differences.joined(separator: " ")))")
+                    if locked {
+                        try Lattice.refuseWhileOtherProcessesHaveItOpen(env)
+                        try env.deleteAllTables()
+                        stored = nil
                     }
+                    mustWrite = true
+                } else if !differences.isEmpty && file.version == configuration.schemaVersion {
+                    throw LatticeError.schemaMismatch(path: path, differences: differences)
+                } else if migrates {
+                    if !writable { throw LatticeError.readOnly(path: path, operation: "migrating from schema version \(file.version)") }
+                    if locked {
+                        // Under the writer lock, with the metadata read again: one process migrates, once.
+                        let all = databases + FileLayout.databases(for: file.schema)
+                        let tables = try env.openTables(all, create: true)
+                        let migrator = try SchemaMigrator(env: env, stored: file.schema, declared: declared, tables: tables,
+                                                          configuration: configuration)
+                        let schema = try migrator.run(oldVersion: file.version)
+                        return (schema, try env.openTables(databases, create: false))
+                    }
+                    continue
                 }
                 if file.version != configuration.schemaVersion { mustWrite = true }
             } else if !writable {
@@ -351,6 +395,12 @@ public final class Lattice {
         if snapshotOpen, let reader { return reader }
         let txn = try reader ?? Transaction(readOn: env)
         try txn.renew()
+        do {
+            try checkSchemaVersion(txn)
+        } catch {
+            txn.reset()
+            throw error
+        }
         reader = txn
         snapshotOpen = true
         return txn
@@ -362,6 +412,31 @@ public final class Lattice {
     func synchronized<R>(_ body: () throws -> R) rethrows -> R {
         guard let frozenLock else { return try body() }
         return try frozenLock.withLock(body)
+    }
+
+    /// Throws ``LatticeError/schemaChanged(path:fileVersion:handleVersion:)`` when the snapshot `txn` sees
+    /// another schema version than this handle opened (another handle migrated the file): this handle's
+    /// column positions would misread it. One lookup in the small metadata table.
+    func checkSchemaVersion(_ txn: Transaction) throws {
+        let version = try Lattice.schemaVersionKey.withUnsafeBytes { key in
+            try txn.get(metaTable, key) { $0.map { loadLE($0, as: UInt64.self) } }
+        }
+        if let version, version != configuration.schemaVersion {
+            throw LatticeError.schemaChanged(path: env.path, fileVersion: version, handleVersion: configuration.schemaVersion)
+        }
+    }
+
+    private static let schemaVersionKey = Array("schemaVersion".utf8)
+
+    /// Throws while another process has the file open (it holds a slot in LMDB's reader table: every
+    /// handle keeps one from its opening until it closes). Slots of dead processes are freed first.
+    static func refuseWhileOtherProcessesHaveItOpen(_ env: Environment) throws {
+        _ = try env.clearStaleReaders()
+        let me = getpid()
+        if let other = try env.readerSlots().first(where: { $0.pid != me }) {
+            throw LatticeError.storage(path: env.path, code: EBUSY, message:
+                "deleteIfMigrationNeeded cannot delete the file while another process (pid \(other.pid)) has it open.")
+        }
     }
 
     /// Runs a read for a non-throwing API; a storage failure there stops with a message.

@@ -100,7 +100,8 @@ final class ClassInfo {
         let columns = declared.sorted { $0.column < $1.column }
         self.declared = declared
         self.columns = columns
-        columnSlots = columns.map { ($0.offset + $0.accessor.columnOffset, Int32($0.column)) }
+        // A dynamic object has no `Persisted` fields to tell their columns.
+        columnSlots = metadata.type == DynamicObject.self ? [] : columns.map { ($0.offset + $0.accessor.columnOffset, Int32($0.column)) }
         encoders = columns.map { ColumnEncoder(offset: $0.offset, kind: $0.kind, accessor: $0.accessor) }
         schema = ObjectSchema(className: metadata.schema.className, properties: columns.map(\.property), isEmbedded: metadata.schema.isEmbedded)
         primaryKey = columns.first { $0.property.isPrimaryKey }

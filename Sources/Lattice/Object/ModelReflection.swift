@@ -20,6 +20,10 @@ struct ModelMetadata: Sendable {
 
     /// The metadata of `type`, deriving and validating it on first use.
     static func of(_ type: Object.Type) throws -> ModelMetadata {
+        if type == DynamicObject.self {
+            throw LatticeError.invalidSchema(className: "DynamicObject", reason: "dynamic objects take their class from a file's schema "
+                + "(open it with Configuration.dynamicSchema); they are not a model class.")
+        }
         let id = ObjectIdentifier(type)
         if let cached = cache.withLock({ $0[id] }) { return cached }
         let metadata = try derive(type)
@@ -58,10 +62,11 @@ struct ModelMetadata: Sendable {
                             isIndexed: flags.indexed, isPrimaryKey: flags.primaryKey,
                             collection: valueType._latticeCollection,
                             objectClassName: valueType._latticeObjectType.map { "\($0)" },
-                            originProperty: flags.originProperty)
+                            originProperty: flags.originProperty, originalName: flags.originalName)
         }
         withExtendedLifetime(prototype) {}
-        let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type)
+        let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type,
+                                  originalName: type.originalName)
         try schema.validate()
         return ModelMetadata(type: type, schema: schema,
                              fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) },

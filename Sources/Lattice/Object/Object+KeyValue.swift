@@ -37,8 +37,17 @@ extension Object {
         do {
             return try value(forProperty: key)
         } catch {
+            if recordsAccessError(error) { return nil }
             preconditionFailure("\(error)")
         }
+    }
+
+    /// In a migration block, an access error fails the migration (when the block returns) instead of
+    /// stopping the program; false elsewhere.
+    private func recordsAccessError(_ error: Error) -> Bool {
+        guard let lattice = _lattice, lattice.recordsAccessErrors else { return false }
+        lattice.recordingFailure { throw error }
+        return true
     }
 
     /// Sets the persisted property `key` (see ``subscript(_:)``), taking values as
@@ -57,6 +66,7 @@ extension Object {
                 try setValue(value, forProperty: key)
             }
         } catch {
+            if recordsAccessError(error) { return }
             preconditionFailure("\(error)")
         }
     }
@@ -90,6 +100,7 @@ extension Object {
         if let info = _info {
             return info.property(named: name).flatMap { value(of: $0) }
         }
+        if let dynamic = self as? DynamicObject { return dynamic.unmanagedValues[name].flatMap { isNilValue($0) ? nil : unwrapAny($0) } }
         guard let metadata = try? ModelMetadata.of(type(of: self)),
               let index = metadata.schema.properties.firstIndex(where: { $0.name == name }) else { return nil }
         let field = metadata.fields[index]

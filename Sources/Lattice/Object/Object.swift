@@ -66,6 +66,19 @@ open class Object: CustomStringConvertible, Hashable {
     /// with `==`.
     open class var reusesInstancesWhileIterating: Bool { false }
 
+    /// The name this class was stored under before it was renamed, or nil (the default). Override it
+    /// after renaming a model class: the next migration (at a higher schema version) moves the objects
+    /// stored under the old name to this class, with their links, collections and indexes, and no
+    /// migration block is needed. Links and `LinkingObjects` of other classes follow.
+    ///
+    /// ```swift
+    /// final class Exam: Object {            // was `final class Test: Object`
+    ///     override class var originalName: String? { "Test" }
+    ///     @Persisted var name = ""
+    /// }
+    /// ```
+    open class var originalName: String? { nil }
+
     /// The handle managing this object, or nil while unmanaged.
     public var lattice: Lattice? { _lattice }
 
@@ -222,10 +235,13 @@ open class Object: CustomStringConvertible, Hashable {
     open var description: String { describe(depth: 0) }
 
     final func describe(depth: Int) -> String {
-        let name = "\(type(of: self))"
+        // A dynamic object's class is the stored one, not its Swift type.
+        let dynamic = type(of: self) == DynamicObject.self
+        let name = dynamic ? objectSchema.className : "\(type(of: self))"
         if let lattice = _lattice, (try? currentRecord(lattice)) == nil { return "\(name) { invalidated }" }
-        guard depth == 0, let metadata = try? ModelMetadata.of(type(of: self)) else { return "\(name) {...}" }
-        let parts = metadata.schema.properties.map { "\($0.name) = \(Object.render(value(ofProperty: $0.name), depth: depth + 1))" }
+        let names = dynamic ? objectSchema.properties.map(\.name) : (try? ModelMetadata.of(type(of: self)))?.schema.properties.map(\.name)
+        guard depth == 0, let names else { return "\(name) {...}" }
+        let parts = names.map { "\($0) = \(Object.render(value(ofProperty: $0), depth: depth + 1))" }
         return "\(name) { " + parts.joined(separator: "; ") + " }"
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Declares a persisted property of an ``Object`` subclass.
 ///
 /// ```swift
@@ -63,6 +65,24 @@ public struct Persisted<Value: _Persistable> {
         self.column = primaryKey ? -3 : indexed ? -2 : -1
     }
 
+    /// A property stored under `originalName` until now (it was renamed): the next migration renames
+    /// the stored property, keeping its values, collection elements, links and index, with no migration
+    /// block. Combine with `indexed` or `primaryKey` as the property is declared now.
+    ///
+    /// ```swift
+    /// @Persisted(originalName: "name") var id = ""
+    /// ```
+    public init(wrappedValue: Value, originalName: String, indexed: Bool = false, primaryKey: Bool = false) {
+        self.value = wrappedValue
+        self.column = FormerNames.column(originalName, primaryKey: primaryKey, indexed: indexed)
+    }
+
+    /// A renamed property (see ``init(wrappedValue:originalName:indexed:primaryKey:)``) with the type's
+    /// default as initial value.
+    public init(originalName: String, indexed: Bool = false, primaryKey: Bool = false) {
+        self.init(wrappedValue: Value._latticeDefault, originalName: originalName, indexed: indexed, primaryKey: primaryKey)
+    }
+
     /// Objects linking to this one through `originProperty` of the ``LinkingObjects`` element class.
     ///
     /// ```swift
@@ -112,7 +132,7 @@ public struct Persisted<Value: _Persistable> {
 /// Type-erased access to a `Persisted<Value>` stored inside an object, by its field address.
 protocol PersistedField: SendableMetatype {
     static var valueType: any _Persistable.Type { get }
-    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?)
+    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?, originalName: String?)
     /// The byte offset of `column` inside `Persisted<Value>`.
     static var columnOffset: Int { get }
     static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws
@@ -140,13 +160,14 @@ extension Persisted: PersistedField {
         return (MemoryLayout<Value>.size + align - 1) / align * align
     }
 
-    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?) {
+    static func flags(at field: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool, originProperty: String?, originalName: String?) {
         precondition(MemoryLayout<Self>.offset(of: \Self.value) == 0 && MemoryLayout<Self>.offset(of: \Self.column) == columnOffset,
                      "Persisted<\(Value.self)> has an unexpected layout")
         let p = field.assumingMemoryBound(to: Persisted<Value>.self)
         let column = p.pointee.column
         precondition(column < 0, "Persisted<\(Value.self)> of a managed object has no declaration flags")
-        return (column == -3, column <= -2, (p.pointee.value as? any OriginDeclaring)?.originProperty)
+        let (primaryKey, indexed, originalName) = FormerNames.flags(column)
+        return (primaryKey, indexed, (p.pointee.value as? any OriginDeclaring)?.originProperty, originalName)
     }
 
     static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws {
@@ -191,5 +212,32 @@ extension _Persistable {
     /// The index key of an encoded payload.
     static func key(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         _latticeDecode(payload)._latticeKey(into: &out)
+    }
+}
+
+/// Former property names declared with `@Persisted(originalName:)`. A `Persisted` keeps its declaration's
+/// flags in its `column` field until it is managed (two fields only: one is initialized per property of
+/// every object); a former name is kept there as the id of the interned string.
+enum FormerNames {
+    private static let names = Mutex<[String]>([])
+
+    /// The declaration code: -1 plain, -2 indexed, -3 primary key; with a former name,
+    /// -(16 + 4 × id + 0, 1 or 2).
+    static func column(_ name: String, primaryKey: Bool, indexed: Bool) -> Int32 {
+        let id = names.withLock { names -> Int in
+            if let id = names.firstIndex(of: name) { return id }
+            names.append(name)
+            return names.count - 1
+        }
+        return -Int32(16 + 4 * id + (primaryKey ? 2 : indexed ? 1 : 0))
+    }
+
+    /// The flags of a declaration code.
+    static func flags(_ column: Int32) -> (primaryKey: Bool, indexed: Bool, originalName: String?) {
+        let code = -Int(column)
+        guard code >= 16 else { return (code == 3, code >= 2, nil) }
+        let kind = (code - 16) % 4
+        let name = names.withLock { names in (code - 16) / 4 < names.count ? names[(code - 16) / 4] : nil }
+        return (kind == 2, kind >= 1, name)
     }
 }

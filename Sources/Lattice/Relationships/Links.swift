@@ -55,7 +55,9 @@ extension Lattice {
     /// The object `owner`'s link in `column` points at, or nil. (Generic rather than in the `Self`-returning
     /// accessor: a closure there that uses `Self` crashes the 6.3 compiler's IR generation.)
     func linkTarget<T: Object>(of owner: Object, column: Int, as type: T.Type) -> T? {
-        owner.liveRecord(self).withPayload(column) { payload in payload.flatMap { resolveLink(T.self, $0) } }
+        // The property's target class: a dynamic class is not found by its Swift type.
+        let target = owner._info?.columns[column].target
+        return owner.liveRecord(self).withPayload(column) { payload in payload.flatMap { resolveLink(T.self, $0, in: target) } }
     }
 
     /// While true (in the task or thread that set it), links resolve to unread objects whether or not the
@@ -63,9 +65,10 @@ extension Lattice {
     /// object whose links name no stored object.
     @TaskLocal static var resolvesLinksUnread = false
 
-    /// The object a link payload names, or nil for an empty payload or a missing object.
-    func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer) -> T? {
-        guard !payload.isEmpty, let info = classInfo(type) else { return nil }
+    /// The object a link payload names, or nil for an empty payload or a missing object. `target` is the
+    /// linked class when the caller knows it (otherwise it is looked up by `type`).
+    func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer, in target: ClassInfo? = nil) -> T? {
+        guard !payload.isEmpty, let info = target ?? classInfo(type) else { return nil }
         let key = Int64._latticeDecode(payload)
         if Lattice.resolvesLinksUnread { return materialize(type, info, key: key, record: nil) }
         guard let record = reading("a linked '\(info.name)'", { _ in try fetchRecord(info, key: key) }) else { return nil }
@@ -74,7 +77,7 @@ extension Lattice {
 
     /// The key to store for a link to `target`, adding `target` (and what it reaches) when unmanaged.
     func linkTarget(_ target: Object) throws -> Int64 {
-        let info = try requireClass(type(of: target))
+        let info = try requireClass(of: target)
         if target._lattice != nil && info.schema.isEmbedded {
             throw LatticeError.embeddedObject(className: info.name, reason: "it already has a parent; assign a new unmanaged object instead.")
         }

@@ -55,7 +55,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         get {
             guard let managed else { return values[position] }
             let element = managed.read { lattice, owner in
-                try store(lattice, owner).withPayload(at: position) { Element._latticeElement($0, lattice) }
+                try store(lattice, owner).withPayload(at: position) { managed.element($0, Element.self) }
             }
             guard let element else { preconditionFailure("Index \(position) is out of range for List '\(managed.name)' of \(count) elements.") }
             return element
@@ -178,7 +178,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public func makeIterator() -> IndexingIterator<[Element]> {
         guard let managed else { return values.makeIterator() }
         return managed.read { lattice, owner in
-            try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { Element._latticeElement($0, lattice) } }
+            try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { managed.element($0, Element.self) } }
         }.makeIterator()
     }
 

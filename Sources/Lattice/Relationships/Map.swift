@@ -97,7 +97,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
             precondition(position >= 0 && position < entries.count,
                          "Index \(position) is out of range for Map '\(managed.name)' of \(entries.count) entries.")
             let entry = entries[position]
-            return (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { Value._latticeElement($0, lattice) })
+            return (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { managed.element($0, Value.self) })
         }
     }
 
@@ -110,7 +110,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
         get {
             guard let managed else { return storage[key] }
             return managed.read { lattice, owner in
-                try store(lattice, owner).payload(for: key._mapKeyString).map { $0.withUnsafeBytes { Value._latticeElement($0, lattice) } }
+                try store(lattice, owner).payload(for: key._mapKeyString).map { $0.withUnsafeBytes { managed.element($0, Value.self) } }
             }
         }
         set {
@@ -176,7 +176,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
         guard let managed else { return sortedStorage.makeIterator() }
         return managed.read { lattice, owner in
             try entries(lattice, owner).map { entry in
-                (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { Value._latticeElement($0, lattice) })
+                (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { managed.element($0, Value.self) })
             }
         }.makeIterator()
     }

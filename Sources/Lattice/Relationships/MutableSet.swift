@@ -87,7 +87,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
             let payloads = try payloads(lattice, owner)
             precondition(position >= 0 && position < payloads.count,
                          "Index \(position) is out of range for MutableSet '\(managed.name)' of \(payloads.count) elements.")
-            return payloads[position].withUnsafeBytes { Element._latticeElement($0, lattice) }
+            return payloads[position].withUnsafeBytes { managed.element($0, Element.self) }
         }
     }
 
@@ -174,7 +174,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     public func makeIterator() -> IndexingIterator<[Element]> {
         guard let managed else { return values.makeIterator() }
         return managed.read { lattice, owner in
-            try payloads(lattice, owner).map { $0.withUnsafeBytes { Element._latticeElement($0, lattice) } }
+            try payloads(lattice, owner).map { $0.withUnsafeBytes { managed.element($0, Element.self) } }
         }.makeIterator()
     }
 

@@ -26,10 +26,19 @@ public struct Property: Sendable, Equatable, Codable, CustomStringConvertible {
     public let objectClassName: String?
     /// For `.linkingObjects`: the property of ``objectClassName`` whose links are followed back.
     public let originProperty: String?
+    /// The name the property was stored under before it was renamed (`@Persisted(originalName:)`): a
+    /// migration keeps its values. Declared by models only; a file never stores it.
+    public private(set) var originalName: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, isIndexed, isPrimaryKey, collection, objectClassName, originProperty
+    }
 
     /// Creates a property description.
     public init(name: String, type: PropertyType, isOptional: Bool = false, isIndexed: Bool = false, isPrimaryKey: Bool = false,
-                collection: CollectionKind? = nil, objectClassName: String? = nil, originProperty: String? = nil) {
+                collection: CollectionKind? = nil, objectClassName: String? = nil, originProperty: String? = nil,
+                originalName: String? = nil) {
+        self.originalName = originalName
         self.name = name
         self.type = type
         self.isOptional = isOptional
@@ -71,9 +80,13 @@ public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertibl
     public let properties: [Property]
     /// Whether objects of this class are embedded (``EmbeddedObject``): owned by one parent, never queried alone.
     public let isEmbedded: Bool
+    /// The name the class was stored under before it was renamed (``Object/originalName``): a migration
+    /// keeps its objects. Declared by models only; a file never stores it.
+    public private(set) var originalName: String?
 
     /// Creates a class description.
-    public init(className: String, properties: [Property], isEmbedded: Bool = false) {
+    public init(className: String, properties: [Property], isEmbedded: Bool = false, originalName: String? = nil) {
+        self.originalName = originalName
         self.className = className
         self.properties = properties
         self.isEmbedded = isEmbedded

@@ -1,0 +1,102 @@
+// The dynamic object API: classes named by strings, objects read and written by property name. A dynamic
+// class is a `ClassInfo` whose type is `DynamicObject`, built from the stored schema; everything else
+// (records, queries, collections, the write path) is the code compiled models use.
+
+extension Lattice {
+    /// Whether this handle was opened with ``Configuration/dynamicSchema`` (or is a migration's handle):
+    /// its classes are dynamic.
+    public var isDynamic: Bool { classesByName.values.contains { $0.type == DynamicObject.self } }
+
+    /// All objects of the stored class `className`, as ``DynamicObject``s: a lazy, live ``Results`` with
+    /// the whole query language (`filter`, `sorted`, `distinct`, aggregates).
+    ///
+    /// Only on a dynamic handle. A name that is no class of the file, or an embedded class (reachable only
+    /// through its parents), stops with a message (as Realm's `dynamicObjects` does); check
+    /// ``schema`` first when the name comes from outside.
+    public func dynamicObjects(_ className: String) -> Results<DynamicObject> {
+        do {
+            let info = try dynamicClass(className)
+            if info.schema.isEmbedded {
+                throw LatticeError.embeddedObject(className: className, reason: "it is only reachable through its parents' properties.")
+            }
+            return Results(lattice: self, info: info)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// Creates an object of the stored class `className` from a value, as ``create(_:value:update:)``
+    /// does for a model class: a dictionary of property values, an array of values in storage order, or
+    /// an object whose property names match. Links and collection elements may be dynamic objects of
+    /// this handle or dictionaries that create them. Throws for an unknown class or property, a wrong
+    /// value type and nil for a required property (naming the class and property), before writing.
+    @discardableResult
+    public func dynamicCreate(_ className: String, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> DynamicObject {
+        _ = try requireWrite("dynamicCreate(_:value:)")
+        let info = try dynamicClass(className)
+        // `info.type` is `DynamicObject`: the builder creates or materializes instances of it only.
+        return unsafeDowncast(try createObject(info, value: value, update: update), to: DynamicObject.self)
+    }
+
+    /// The object of the stored class `className` whose primary key is `key`, or nil when there is none.
+    /// Throws ``LatticeError/classNotInSchema(className:)`` for an unknown class and
+    /// ``LatticeError/noPrimaryKey(className:operation:)`` for a class without a primary key.
+    public func dynamicObject(ofType className: String, forPrimaryKey key: Any) throws -> DynamicObject? {
+        let info = try dynamicClass(className)
+        guard let pk = info.primaryKey else {
+            throw LatticeError.noPrimaryKey(className: className, operation: "dynamicObject(ofType:forPrimaryKey:)")
+        }
+        var payload: [UInt8] = []
+        guard pk.valueType.encodeAny(key, into: &payload) else {
+            throw LatticeError.wrongType(className: className, property: pk.name, expected: pk.property.typeName(withOptionality: true),
+                                         found: "\(type(of: unwrapAny(key)))")
+        }
+        _ = try readTransaction()
+        guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
+        return unsafeDowncast(materialize(info, key: found.key, record: found.record), to: DynamicObject.self)
+    }
+
+    /// The dynamic class named `className`; throws when this handle has none by that name.
+    func dynamicClass(_ className: String) throws -> ClassInfo {
+        guard let info = classesByName[className], info.type == DynamicObject.self else {
+            throw LatticeError.classNotInSchema(className: className)
+        }
+        return info
+    }
+
+    /// The class of `object` in this handle: by its Swift type, or for a dynamic object by its class name.
+    func classInfo(of object: Object) -> ClassInfo? {
+        guard type(of: object) == DynamicObject.self else { return classInfo(type(of: object)) }
+        let dynamic = unsafeDowncast(object, to: DynamicObject.self)
+        guard let name = dynamic._info?.name ?? dynamic.unmanagedClass?.name else { return nil }
+        return try? dynamicClass(name)
+    }
+
+    /// `classInfo(of:)`, throwing ``LatticeError/classNotInSchema(className:)`` when there is none.
+    func requireClass(of object: Object) throws -> ClassInfo {
+        guard let info = classInfo(of: object) else { throw LatticeError.classNotInSchema(className: object.objectSchema.className) }
+        return info
+    }
+}
+
+extension ClassInfo {
+    /// A new unmanaged instance of the class (a dynamic object knows its class from the start).
+    func newInstance() -> Object {
+        let object = type.init()
+        (object as? DynamicObject)?.unmanagedClass = self
+        return object
+    }
+}
+
+extension ManagedCollection {
+    /// The element stored as `payload`. An object element is found in the property's target class: for a
+    /// dynamic class the element type (`DynamicObject`) does not name it.
+    func element<E: _Persistable>(_ payload: UnsafeRawBufferPointer, _: E.Type) -> E {
+        guard let target = property.target, target.type == DynamicObject.self, property.property.type == .object else {
+            return E._latticeElement(payload, lattice)
+        }
+        let object = lattice.resolveLink(DynamicObject.self, payload, in: target)
+        if let element = object as Any as? E { return element }
+        preconditionFailure("Lattice internal error: '\(name)' holds a link to a deleted '\(target.name)'.")
+    }
+}
