@@ -17,6 +17,9 @@
 //   probe-writer <file>
 //       Prints "busy" when another process holds the file's cross-process writer lock (the `flock` every
 //       Lattice writer takes), "free" otherwise, without waiting.
+//   watch <file> <count>
+//       Opens the file read-only, observes all items on the main run loop and prints "ready" after the
+//       initial notification, then "update <count> <insertions>" per update; exits once <count> items exist.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
 import Foundation
@@ -170,6 +173,26 @@ func run() throws {
         } else {
             say("busy")
         }
+
+    case "watch":
+        let target = integer(3)
+        let lattice = try Lattice(configuration: .init(fileURL: URL(fileURLWithPath: path), readOnly: true,
+                                                       objectTypes: [MultiProcessItem.self, MultiProcessCounter.self]))
+        let items = lattice.objects(MultiProcessItem.self)
+        let token = items.observe { change in
+            switch change {
+            case .initial(let results):
+                say("ready \(results.count)")
+                if results.count >= target { exit(0) }
+            case let .update(results, _, insertions, _):
+                say("update \(results.count) \(insertions.count)")
+                if results.count >= target { exit(0) }
+            case .error(let error):
+                fail("\(error)")
+            }
+        }
+        withExtendedLifetime(token) { RunLoop.main.run() }
+        fail("the run loop ended")
 
     case "verify":
         let lattice = try openLattice(path)

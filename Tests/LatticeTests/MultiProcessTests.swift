@@ -397,7 +397,7 @@ private func checksum(_ text: String) -> Int {
     }
 }
 
-private func makeItem(id: Int, size: Int) -> MultiProcessItem {
+func makeItem(id: Int, size: Int) -> MultiProcessItem {
     let item = MultiProcessItem()
     item.id = id
     item.payload = payload(id: id, size: size)
@@ -409,7 +409,7 @@ private func makeItem(id: Int, size: Int) -> MultiProcessItem {
 
 /// A running `LatticeTestHelper`: lines are sent to its stdin and read from its stdout; its stderr
 /// goes to the test log. Every wait times out, killing the child and throwing.
-private final class Helper {
+final class Helper {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
