@@ -164,8 +164,8 @@ enum NotificationScenarios {
         for i in 1...commits {
             try lattice.write { point.value = i }
             if i == commits / 10 || i == commits {
-                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-                sizes.append(Double(size ?? 0))
+                let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
+                sizes.append(Double(size))
             }
         }
         token.invalidate()

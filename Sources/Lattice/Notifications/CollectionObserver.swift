@@ -86,9 +86,12 @@ extension Results {
                 return related.contains { summary.changes(of: $0) != nil }
             },
             isModified: { summary, context in
-                { key in
-                    summary.touched(info.name, key, columns: observed.mask)
-                        || (observed.deep && context.reachesChange(info, key, summary))
+                let own = summary.changes(of: info.name)
+                // Links reach a changed object only when some class the elements reach changed.
+                let deep = observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
+                return { key in
+                    if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
+                    return deep && context.reachesChange(info, key, summary)
                 }
             },
             unchangedOrder: { summary, old in
