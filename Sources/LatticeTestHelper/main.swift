@@ -23,6 +23,9 @@
 //   compact-loop <file>
 //       Opens and closes the file over and over with `shouldCompactOnLaunch` always true (so each open
 //       compacts it); prints "compacting" after the first round. Runs until killed.
+//   watch <file> <count>
+//       Opens the file read-only, observes all items on the main run loop and prints "ready" after the
+//       initial notification, then "update <count> <insertions>" per update; exits once <count> items exist.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
 //   query <file> <predicate or @file holding it> [argument...]
@@ -229,6 +232,26 @@ func run() throws {
         } else {
             say("busy")
         }
+
+    case "watch":
+        let target = integer(3)
+        let lattice = try Lattice(configuration: .init(fileURL: URL(fileURLWithPath: path), readOnly: true,
+                                                       objectTypes: [MultiProcessItem.self, MultiProcessCounter.self]))
+        let items = lattice.objects(MultiProcessItem.self)
+        let token = items.observe { change in
+            switch change {
+            case .initial(let results):
+                say("ready \(results.count)")
+                if results.count >= target { exit(0) }
+            case let .update(results, _, insertions, _):
+                say("update \(results.count) \(insertions.count)")
+                if results.count >= target { exit(0) }
+            case .error(let error):
+                fail("\(error)")
+            }
+        }
+        withExtendedLifetime(token) { RunLoop.main.run() }
+        fail("the run loop ended")
 
     case "verify":
         let lattice = try openLattice(path)

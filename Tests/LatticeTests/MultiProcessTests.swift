@@ -412,7 +412,7 @@ func checksum(_ text: String) -> Int {
     }
 }
 
-private func makeItem(id: Int, size: Int) -> MultiProcessItem {
+func makeItem(id: Int, size: Int) -> MultiProcessItem {
     let item = MultiProcessItem()
     item.id = id
     item.payload = payload(id: id, size: size)

@@ -8,6 +8,8 @@ import Foundation
 // --profile runs steps 5 and 6 once each (for callgrind; their times are then not the workload's).
 // Child modes (used by the extra scenarios): --iterate-child PATH, --cold-child ENGINE PATH ID.
 // --list-only PATH runs the List scenario alone (for profiles).
+// --notifications adds the notification scenarios (--notify-commits N: small commits for the log-size
+// scenario, default 100,000); --notify-child PATH N is their child process.
 
 let args = Array(CommandLine.arguments.dropFirst())
 @MainActor func option(_ name: String) -> String? {
@@ -21,6 +23,10 @@ if let path = option("--iterate-child") {
 }
 if let path = option("--list-only") {
     print(try RelationshipScenarios.list(path))
+    exit(0)
+}
+if let i = args.firstIndex(of: "--notify-child"), i + 2 < args.count {
+    try NotificationScenarios.child(args[i + 1], commits: Int(args[i + 2]) ?? 1_000)
     exit(0)
 }
 if let i = args.firstIndex(of: "--cold-child"), i + 3 < args.count {
@@ -139,6 +145,24 @@ if extras && engines.contains("lattice") {
     extraResults.append(ExtraResult(scenario: "backlink count: 10,000 incoming links in a 1,000,000-object file",
                                     values: try RelationshipScenarios.backlinks(nodesPath), note: "Lattice only"))
     for path in [listPath, nodesPath] {
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: path + "-lock")
+    }
+}
+if args.contains("--notifications") {
+    // Opt-in: about a minute more (the small commits are durable, one fsync each).
+    let commits = option("--notify-commits").flatMap(Int.init) ?? 100_000
+    let scenarios: [(String, (String) throws -> [String: Double])] = [
+        ("notification latency, same process (queue observer, 1,000 commits)", { try NotificationScenarios.sameProcess($0) }),
+        ("notification latency, another process commits (1,000 commits)", { try NotificationScenarios.crossProcess($0) }),
+        ("sorted 100,000-object Results: commit to changeset, one non-sort property / one insertion", NotificationScenarios.sorted),
+        ("10,000-commit burst, 100 observers on one run loop", { try NotificationScenarios.burst($0) }),
+        ("file size after \(commits) small commits with an observer (change log capped at 1,000 entries)",
+         { try NotificationScenarios.logSize($0, commits: commits) }),
+    ]
+    for (n, (name, run)) in scenarios.enumerated() {
+        let path = base + "/notify-\(n).lattice"
+        extraResults.append(ExtraResult(scenario: name, values: try run(path), note: "Lattice only, --notifications"))
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }

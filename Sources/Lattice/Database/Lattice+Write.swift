@@ -92,7 +92,14 @@ extension Lattice {
         }
         do {
             try storeSequences()
-            try write.txn.commit()
+            let wakeUp = try logChanges(write)
+            do {
+                try write.txn.commit()
+            } catch {
+                wakeUp.map(ChangeSignal.discard)
+                throw error
+            }
+            wakeUp.map(ChangeSignal.send)
         } catch {
             abortWrite()
             throw error

@@ -57,6 +57,8 @@ public final class Lattice {
     /// Set on a migration's handles: errors of property access by name (which cannot throw) fail the
     /// migration instead of stopping the program.
     var recordsAccessErrors = false
+    /// Notification state (`HandleObservation`), created with the handle's first observer.
+    var observationState: AnyObject?
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {
@@ -317,7 +319,7 @@ public final class Lattice {
             }
             if !mustWrite {
                 let tables = try env.openTables(databases, create: false)
-                if let missing = databases.first(where: { tables[$0.name] == nil }) {
+                if let missing = databases.first(where: { tables[$0.name] == nil && !(!writable && $0.name == FileLayout.changes) }) {
                     if !writable { throw LatticeError.invalidFile(path: path, reason: "database '\(missing.name)' is missing.") }
                     mustWrite = true
                 } else if let schema = stored?.schema {
@@ -461,7 +463,8 @@ public final class Lattice {
         snapshotOpen = false
     }
 
-    /// Moves the handle to the latest commit. Returns whether it saw anything new.
+    /// Moves the handle to the latest commit and delivers the notifications of its observers that are
+    /// due (see the *Notifications* article). Returns whether it saw anything new.
     /// Inside a write transaction the handle already sees the latest state, and this does nothing.
     @discardableResult
     public func refresh() -> Bool {
@@ -470,6 +473,7 @@ public final class Lattice {
         releaseSnapshot()
         let after = reading("the latest snapshot") { $0.id }
         if after != before { didChange() }
+        deliverNotifications()
         return after != before
     }
 

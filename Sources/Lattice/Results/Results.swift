@@ -44,6 +44,13 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         }
     }
 
+    /// Takes `keys` as the result at the handle's current view (a notifier that proved the order did not
+    /// change), so the next read does not evaluate the query again.
+    func adoptKeys(_ keys: [Int64]) {
+        cache.keys = keys
+        cache.generation = lattice.generation
+    }
+
     /// True when the results can no longer be read: those of a List, MutableSet or LinkingObjects whose
     /// owner was deleted or whose handle was invalidated. Results of a whole class stay valid: after
     /// ``Lattice/invalidate()`` they read the latest commit (where Realm's would be invalidated).

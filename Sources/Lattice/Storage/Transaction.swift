@@ -176,6 +176,13 @@ final class Transaction {
         return stat.ms_entries
     }
 
+    /// Bytes of the pages `table` uses (branch, leaf and overflow pages).
+    func byteCount(_ table: Table) throws -> Int {
+        var stat = MDB_stat()
+        try env.check(mdb_stat(txn, table.id, &stat))
+        return (stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages) * Int(stat.ms_psize)
+    }
+
     /// Opens a cursor on `table` for the duration of `body`.
     func withCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
         if let lock = sharedLock { return try lock.withLock { try unsynchronizedCursor(table, body) } }

@@ -1,7 +1,8 @@
 /// Names of the tables (LMDB databases) inside a Lattice file (see the *File Format* article).
 enum FileLayout {
     static let meta = "meta"
-    /// Reserved for the per-commit change log that notifications will read.
+    /// The per-commit change log notifications read (`ChangeLog`). Files written before it existed
+    /// get it at their first read-write open; a read-only handle works without it.
     static let changes = "changes"
     static func objects(_ className: String) -> String { "o:" + className }
     static func index(_ className: String, _ property: String) -> String { "i:\(className).\(property)" }
@@ -21,7 +22,7 @@ enum FileLayout {
 
     /// Every database a schema needs, with whether it holds sorted duplicates.
     static func databases(for schema: Schema) -> [(name: String, dupSort: Bool)] {
-        var out: [(String, Bool)] = [(meta, false)]
+        var out: [(String, Bool)] = [(meta, false), (changes, false)]
         var targets = Set<String>()
         for cls in schema.objectSchemas {
             out.append((objects(cls.className), false))

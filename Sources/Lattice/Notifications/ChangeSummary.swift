@@ -1,0 +1,114 @@
+/// What a range of commits changed, merged from their change-log entries: the keys each class inserted,
+/// deleted and modified (with the columns), and the owners whose collection properties changed.
+struct ChangeSummary {
+    struct ClassChanges {
+        var inserted = Set<Int64>()
+        var deleted = Set<Int64>()
+        /// Modified keys and the union of their changed columns (collection changes count as their column).
+        var modified: [Int64: UInt64] = [:]
+        var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty }
+    }
+
+    private(set) var classes: [String: ClassChanges] = [:]
+
+    init(_ entries: [ChangeSet], columnOf: (String, String) -> Int?) {
+        for entry in entries {
+            for change in entry.objects {
+                switch change.kind {
+                case .inserted:
+                    classes[change.className, default: ClassChanges()].inserted.insert(change.key)
+                case .deleted:
+                    classes[change.className, default: ClassChanges()].deleted.insert(change.key)
+                case .modified:
+                    classes[change.className, default: ClassChanges()].modified[change.key, default: 0] |= change.columns
+                }
+            }
+            for change in entry.collections {
+                guard let dot = change.property.firstIndex(of: ".") else { continue }
+                let className = String(change.property[..<dot])
+                let column = columnOf(className, String(change.property[change.property.index(after: dot)...])) ?? 63
+                classes[className, default: ClassChanges()].modified[change.owner, default: 0] |= ChangeSet.columnBit(column)
+            }
+        }
+    }
+
+    func changes(of className: String) -> ClassChanges? { classes[className] }
+
+    /// Whether the object `key` of `className` was inserted, deleted or modified (in `columns`).
+    func touched(_ className: String, _ key: Int64, columns: UInt64 = .max) -> Bool {
+        guard let c = classes[className] else { return false }
+        if c.inserted.contains(key) || c.deleted.contains(key) { return true }
+        return (c.modified[key] ?? 0) & columns != 0
+    }
+}
+
+/// The n-th occurrence of a value in a collection.
+private struct Occurrence<T: Hashable>: Hashable {
+    let value: T
+    let n: Int
+}
+
+/// The change of an ordered collection between two evaluations, as Realm reports it.
+enum CollectionDiff {
+    /// Deletions (old indices), insertions (new indices) and modifications (old indices of elements kept
+    /// in place). Elements are matched by value (the n-th occurrence of a value with its n-th occurrence);
+    /// the matched elements that keep their relative order (a longest increasing run of their new
+    /// positions) stay, every other one is deleted and inserted.
+    static func compute<T: Hashable>(old: [T], new: [T], isModified: (T) -> Bool) -> (deletions: [Int], insertions: [Int], modifications: [Int]) {
+        if old == new {
+            return ([], [], old.indices.filter { isModified(old[$0]) })
+        }
+        var newPositions: [Occurrence<T>: Int] = [:]
+        newPositions.reserveCapacity(new.count)
+        var counts: [T: Int] = [:]
+        for (i, value) in new.enumerated() {
+            let n = counts[value, default: 0]
+            counts[value] = n + 1
+            newPositions[Occurrence<T>(value: value, n: n)] = i
+        }
+        counts.removeAll(keepingCapacity: true)
+        // For each old element, its new position (or -1).
+        var matched = [Int](repeating: -1, count: old.count)
+        for (i, value) in old.enumerated() {
+            let n = counts[value, default: 0]
+            counts[value] = n + 1
+            matched[i] = newPositions[Occurrence<T>(value: value, n: n)] ?? -1
+        }
+        let kept = longestIncreasing(matched)
+        var keptNew = [Bool](repeating: false, count: new.count)
+        var deletions: [Int] = []
+        var modifications: [Int] = []
+        for i in old.indices {
+            if kept[i] {
+                keptNew[matched[i]] = true
+                if isModified(old[i]) { modifications.append(i) }
+            } else {
+                deletions.append(i)
+            }
+        }
+        let insertions = new.indices.filter { !keptNew[$0] }
+        return (deletions, insertions, modifications)
+    }
+
+    /// Marks the entries (>= 0) of a longest strictly increasing subsequence of `values` (patience sorting).
+    private static func longestIncreasing(_ values: [Int]) -> [Bool] {
+        var tails: [Int] = []       // index into values of the smallest tail of each length
+        var previous = [Int](repeating: -1, count: values.count)
+        for (i, v) in values.enumerated() where v >= 0 {
+            var low = 0, high = tails.count
+            while low < high {
+                let mid = (low + high) / 2
+                if values[tails[mid]] < v { low = mid + 1 } else { high = mid }
+            }
+            if low > 0 { previous[i] = tails[low - 1] }
+            if low == tails.count { tails.append(i) } else { tails[low] = i }
+        }
+        var kept = [Bool](repeating: false, count: values.count)
+        var at = tails.last ?? -1
+        while at >= 0 {
+            kept[at] = true
+            at = previous[at]
+        }
+        return kept
+    }
+}

@@ -1,0 +1,360 @@
+import Foundation
+
+/// How a collection is watched: its elements' identities now, which changes concern it, and which of
+/// its elements a change modified.
+struct CollectionWatch<Identity: Hashable> {
+    /// The identities of the elements at the handle's current view, in order.
+    let elements: () -> [Identity]
+    /// Whether the summarised commits may change the collection at all.
+    let concerns: (ChangeSummary) -> Bool
+    /// Whether an element (by identity) was modified by the summarised commits.
+    let isModified: (ChangeSummary, DeliveryContext) -> (Identity) -> Bool
+    /// When the summarised commits cannot change membership or order, the unchanged elements (which the
+    /// watch may adopt as the collection's current value); nil when they must be evaluated again.
+    let unchangedOrder: (ChangeSummary, [Identity]) -> [Identity]?
+}
+
+/// Delivers ``LatticeCollectionChange`` notifications of one collection on one handle.
+final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, InitialPending {
+    let flag = ObserverFlag()
+    private let collection: Collection
+    private let watch: CollectionWatch<Identity>
+    private let block: (LatticeCollectionChange<Collection>) -> Void
+    private var baseline: [Identity]?
+    private var version: Int64 = 0
+
+    init(_ collection: Collection, _ watch: CollectionWatch<Identity>, _ block: @escaping (LatticeCollectionChange<Collection>) -> Void) {
+        self.collection = collection
+        self.watch = watch
+        self.block = block
+    }
+
+    var needsInitial: Bool { baseline == nil }
+
+    func update(_ context: DeliveryContext) {
+        guard flag.isActive else { return }
+        if let change = nextChange(context) { block(change) }
+    }
+
+    /// The change since the previous call (the initial value first); nil when nothing it watches changed.
+    func nextChange(_ context: DeliveryContext) -> LatticeCollectionChange<Collection>? {
+        guard let old = baseline else {
+            baseline = watch.elements()
+            version = context.version
+            return .initial(collection)
+        }
+        guard context.version != version else { return nil }
+        let summary = context.summary(after: version)
+        version = context.version
+        if let summary, !watch.concerns(summary) { return nil }
+        let new = summary.flatMap { watch.unchangedOrder($0, old) } ?? watch.elements()
+        // Without the log every element kept counts as modified: the callback sees a correct superset.
+        let isModified = summary.map { watch.isModified($0, context) } ?? { _ in true }
+        let diff = CollectionDiff.compute(old: old, new: new, isModified: isModified)
+        baseline = new
+        if diff.deletions.isEmpty && diff.insertions.isEmpty && diff.modifications.isEmpty { return nil }
+        return .update(collection, deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications)
+    }
+
+    func skip(_ context: DeliveryContext) {
+        guard baseline != nil else { return }
+        baseline = watch.elements()
+        version = context.version
+    }
+}
+
+// MARK: - Results
+
+extension Results {
+    /// The watch of these results: identities are object keys.
+    func collectionWatch(keyPaths: [String]?) -> CollectionWatch<Int64> {
+        let results = self
+        guard let info else {
+            return CollectionWatch(elements: { [] }, concerns: { _ in false }, isModified: { _, _ in { _ in false } },
+                                   unchangedOrder: { _, old in old })
+        }
+        let observed = ObservedColumns(info, keyPaths: keyPaths)
+        let queryColumns = self.queryColumns()
+        let ownerClass: String? = { if case let .collection(owner, _) = source { return owner._info?.name } else { return nil } }()
+        let related = info.forwardReachableClasses(depth: 4)
+        return CollectionWatch(
+            elements: { results.keys() },
+            concerns: { summary in
+                // Queries through links or a collection's owner may change with any class: only the
+                // simple case is narrowed to the classes the elements reach.
+                if queryColumns == nil || ownerClass != nil { return true }
+                return related.contains { summary.changes(of: $0) != nil }
+            },
+            isModified: { summary, context in
+                let own = summary.changes(of: info.name)
+                // Links reach a changed object only when some class the elements reach changed.
+                let deep = observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
+                return { key in
+                    if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
+                    return deep && context.reachesChange(info, key, summary)
+                }
+            },
+            unchangedOrder: { summary, old in
+                // Only a query on the class's own columns, with no object of the class inserted or deleted
+                // and no change to a filtered or sorted column, keeps the old order as it is.
+                guard ownerClass == nil, let queryColumns else { return nil }
+                if let changes = summary.changes(of: info.name) {
+                    guard changes.inserted.isEmpty, changes.deleted.isEmpty else { return nil }
+                    var columns: UInt64 = 0
+                    for mask in changes.modified.values { columns |= mask }
+                    if columns & queryColumns != 0 { return nil }
+                }
+                results.adoptKeys(old)
+                return old
+            })
+    }
+
+    /// The columns the filter and sorts read, when every key path is a plain column of the class; nil
+    /// when some path goes through a link or collection.
+    func queryColumns() -> UInt64? {
+        guard let info else { return 0 }
+        var mask: UInt64 = 0
+        func column(_ name: String) -> Bool {
+            guard let p = info.columns.first(where: { $0.name == name }), p.property.collection == nil, !p.isLink else { return false }
+            mask |= ChangeSet.columnBit(p.column)
+            return true
+        }
+        for step in query.ops {
+            switch step {
+            case let .sort(keys): for key in keys where !column(key.path.text) { return nil }
+            case let .distinct(paths): for path in paths where !column(path.text) { return nil }
+            }
+        }
+        if let node = query.node {
+            guard let names = node.plainKeyPaths() else { return nil }
+            for name in names where !column(name) { return nil }
+        }
+        return mask
+    }
+
+    /// Observes these results: `block` first gets `.initial` with them, then `.update` after each commit
+    /// (of any handle, thread or process) that changed them, on this thread's run loop and whenever the
+    /// handle is refreshed (see the *Notifications* article). With `keyPaths`, only changes to those
+    /// properties count as modifications. Inside a write transaction, `block` gets `.error` and nothing else.
+    public func observe(keyPaths: [String]? = nil,
+                        _ block: @escaping (LatticeCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        lattice.register(CollectionObserver(self, collectionWatch(keyPaths: keyPaths), block), onError: { block(.error($0)) })
+    }
+
+    /// Observes these results on `queue` (nil: as ``observe(keyPaths:_:)``). The results handed to
+    /// `block` belong to a handle opened for the queue, already at the new version: use them only there.
+    /// Results filtered with an object argument, or of a List or LinkingObjects, can be observed on a
+    /// queue only through their owner's handle (the block gets `.error`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (LatticeCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        guard let queue else { return observe(keyPaths: keyPaths, block) }
+        do {
+            let recipe = try ResultsRecipe(self)
+            return QueueDelivery.start(configuration: lattice.configuration, env: lattice.env, on: queue, onError: { block(.error($0)) }) { handle in
+                let results: Results<Element> = try recipe.results(on: handle)
+                return CollectionObserver(results, results.collectionWatch(keyPaths: keyPaths), block)
+            }
+        } catch {
+            block(.error(error))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+    }
+}
+
+/// The query of a ``Results`` in a form another handle can rebuild.
+struct ResultsRecipe: Sendable {
+    let className: String
+    let node: QueryNodeValue?
+    let steps: [Step]
+
+    enum Step: Sendable {
+        case sort([SortDescriptor])
+        case distinct([String])
+    }
+
+    init<Element>(_ results: Results<Element>) throws {
+        guard let info = results.info else { throw LatticeError.classNotInSchema(className: "\(Element.self)") }
+        if case .collection = results.source {
+            throw LatticeError.unsupported(feature: "Observing the results of a List or LinkingObjects on a queue (observe them without a queue)")
+        }
+        className = info.name
+        node = try results.query.node.map(QueryNodeValue.init)
+        steps = results.query.ops.map { step in
+            switch step {
+            case let .sort(keys): return .sort(keys.map { SortDescriptor(keyPath: $0.path.text, ascending: $0.ascending) })
+            case let .distinct(paths): return .distinct(paths.map(\.text))
+            }
+        }
+    }
+
+    /// The same results on `lattice`.
+    func results<Element: Object>(on lattice: Lattice) throws -> Results<Element> {
+        var results = lattice.objects(Element.self)
+        if let node { results = try results.filtered(node.node) }
+        for step in steps {
+            switch step {
+            case let .sort(descriptors): results = try results.sorted(by: descriptors)
+            case let .distinct(paths): results = try results.distinct(by: paths)
+            }
+        }
+        return results
+    }
+}
+
+/// A query tree that holds no object argument.
+struct QueryNodeValue: @unchecked Sendable {
+    // @unchecked Sendable is safe: `init` refuses a tree holding an object argument, so what remains is
+    // an immutable tree of enums and structs over strings, numbers, Data, Date, UUID, ObjectId and
+    // Decimal: value types with no shared mutable state.
+    let node: QueryNode
+
+    init(_ node: QueryNode) throws {
+        guard !node.holdsObjectArgument else {
+            throw LatticeError.unsupported(feature: "Observing on a queue results filtered with an object argument (observe them without a queue)")
+        }
+        self.node = node
+    }
+}
+
+extension QueryNode {
+    /// Whether some comparison compares with an object.
+    var holdsObjectArgument: Bool {
+        switch self {
+        case .constant: return false
+        case let .not(node): return node.holdsObjectArgument
+        case let .and(nodes), let .or(nodes): return nodes.contains { $0.holdsObjectArgument }
+        case let .comparison(c): return c.lhs.holdsObjectArgument || c.rhs.holdsObjectArgument
+        }
+    }
+
+    /// The key paths the predicate reads, when each is one plain name of the queried class; nil otherwise.
+    func plainKeyPaths() -> [String]? {
+        switch self {
+        case .constant: return []
+        case let .not(node): return node.plainKeyPaths()
+        case let .and(nodes), let .or(nodes):
+            var out: [String] = []
+            for node in nodes {
+                guard let names = node.plainKeyPaths() else { return nil }
+                out += names
+            }
+            return out
+        case let .comparison(c):
+            guard c.quantifier == nil, let l = c.lhs.plainKeyPaths(), let r = c.rhs.plainKeyPaths() else { return nil }
+            return l + r
+        }
+    }
+}
+
+extension QueryExpression {
+    var holdsObjectArgument: Bool {
+        switch self {
+        case .keyPath: return false
+        case let .value(value): if case .object = value { return true } else { return false }
+        case let .list(items): return items.contains { $0.holdsObjectArgument }
+        case let .subquery(_, _, predicate, _): return predicate.holdsObjectArgument
+        }
+    }
+
+    func plainKeyPaths() -> [String]? {
+        switch self {
+        case let .keyPath(path):
+            guard path.variable == nil, path.collectionOperator == nil, path.segments.count == 1 else { return nil }
+            return path.segments
+        case .value: return []
+        case let .list(items):
+            var out: [String] = []
+            for item in items {
+                guard let names = item.plainKeyPaths() else { return nil }
+                out += names
+            }
+            return out
+        case .subquery: return nil
+        }
+    }
+}
+
+/// Which changes of an object count: its columns (all, or those `keyPaths` name first) and whether
+/// changes of linked objects count (always without key paths; with them, when one goes through a link).
+struct ObservedColumns {
+    let mask: UInt64
+    let deep: Bool
+
+    init(_ info: ClassInfo, keyPaths: [String]?) {
+        guard let keyPaths else {
+            mask = .max
+            deep = true
+            return
+        }
+        var mask: UInt64 = 0
+        var deep = false
+        for path in keyPaths {
+            let first = path.split(separator: ".").first.map(String.init) ?? path
+            if let p = info.columns.first(where: { $0.name == first }) { mask |= ChangeSet.columnBit(p.column) }
+            if path.contains(".") { deep = true }
+        }
+        self.mask = mask
+        self.deep = deep
+    }
+}
+
+extension ClassInfo {
+    /// The names of this class and of the classes its links and collections of objects reach within
+    /// `depth` hops.
+    func forwardReachableClasses(depth: Int) -> Set<String> {
+        var seen: Set<String> = [name]
+        var frontier: [ClassInfo] = [self]
+        for _ in 0..<depth {
+            var next: [ClassInfo] = []
+            for info in frontier {
+                for p in info.columns where p.linksObjects {
+                    if let target = p.target, seen.insert(target.name).inserted { next.append(target) }
+                }
+            }
+            frontier = next
+        }
+        return seen
+    }
+}
+
+// MARK: - List
+
+extension List {
+    /// Observes the list (see ``Results/observe(keyPaths:_:)``): indices are list positions, a replaced
+    /// entry is a deletion plus an insertion, and for a list of objects a modification is a change to
+    /// an element object (or, without key paths, to an object it links to). An unmanaged list cannot be
+    /// observed (the block gets `.error`).
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (LatticeCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        guard let managed else {
+            block(.error(LatticeError.unsupported(feature: "Observing an unmanaged List")))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        let property = managed.property
+        let owner = managed.owner
+        let target = property.target
+        let observed = target.map { ObservedColumns($0, keyPaths: keyPaths) }
+        let watch = CollectionWatch<[UInt8]>(
+            elements: {
+                guard owner._lattice != nil, !owner.isInvalidated else { return [] }
+                return managed.read { lattice, key in try lattice.listPayloads(property, owner: key) }
+            },
+            concerns: { _ in true },
+            isModified: { summary, context in
+                { payload in
+                    guard let target, let observed else { return false }
+                    var at = 0
+                    let key = payload.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
+                    return summary.touched(target.name, key, columns: observed.mask)
+                        || (observed.deep && context.reachesChange(target, key, summary))
+                }
+            },
+            unchangedOrder: { summary, old in
+                // The list's own entries only change through its own collection changes or its owner's deletion.
+                guard let changes = summary.changes(of: managed.info.name) else { return old }
+                if changes.deleted.contains(owner._key) { return nil }
+                if let mask = changes.modified[owner._key], mask & ChangeSet.columnBit(property.column) != 0 { return nil }
+                return old
+            })
+        return managed.lattice.register(CollectionObserver(self, watch, block), onError: { block(.error($0)) })
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// An observer that computes and delivers its changes on one handle.
+protocol HandleObserver: AnyObject {
+    var flag: ObserverFlag { get }
+    /// Brings the observer to the handle's current view, calling back when something it watches changed
+    /// (the first call delivers the initial value).
+    func update(_ context: DeliveryContext)
+    /// Takes the handle's current view as seen, without calling back (`write(withoutNotifying:)`).
+    func skip(_ context: DeliveryContext)
+}
+
+/// One delivery on a handle: the version it delivers, and the change-log summaries observers share.
+final class DeliveryContext {
+    let lattice: Lattice
+    /// The transaction id the handle sees.
+    let version: Int64
+    private var summaries: [Int64: ChangeSummary?] = [:]
+
+    init(_ lattice: Lattice) {
+        self.lattice = lattice
+        version = Int64(lattice.reading("the latest snapshot") { $0.id })
+    }
+
+    /// What the commits after `after` up to `version` changed; nil when the log cannot tell (trimmed,
+    /// not logged, too large): the observer then re-evaluates.
+    func summary(after: Int64) -> ChangeSummary? {
+        if let known = summaries[after] { return known }
+        let lattice = self.lattice
+        let entries: [ChangeSet]? = (try? lattice.changeLogTable()).flatMap { table in
+            table.flatMap { table in
+                try? ChangeLog(table: table).entries(lattice.readTransaction(), after: after, through: version)
+            }
+        }
+        let summary = entries.map { entries in
+            ChangeSummary(entries) { className, property in lattice.classesByName[className]?.columns.first { $0.name == property }?.column }
+        }
+        summaries[after] = summary
+        return summary
+    }
+
+    /// Whether an object reaches, through forward links and Lists of objects up to `depth` hops, an
+    /// object `summary` inserted, deleted or modified.
+    func reachesChange(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, depth: Int = 4) -> Bool {
+        var visited = Set<[Int64]>()
+        return reaches(info, key, summary, depth, &visited)
+    }
+
+    private func reaches(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ depth: Int, _ visited: inout Set<[Int64]>) -> Bool {
+        guard depth > 0 else { return false }
+        let targets: [(ClassInfo, Int64)] = lattice.reading("links of '\(info.name)'") { _ in
+            guard let record = try lattice.fetchRecord(info, key: key) else { return [] }
+            var out: [(ClassInfo, Int64)] = []
+            for p in info.columns {
+                guard let target = p.target else { continue }
+                if p.isLink {
+                    if let k = record.withBytes({ RecordView($0)?.payload(p.column).flatMap(lattice.linkedKey) }) { out.append((target, k)) }
+                } else if p.property.collection == .list, p.linksObjects {
+                    for payload in try lattice.listPayloads(p, owner: key) {
+                        var at = 0
+                        let k = payload.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
+                        out.append((target, k))
+                    }
+                }
+            }
+            return out
+        }
+        for (target, k) in targets {
+            if summary.touched(target.name, k) { return true }
+            if visited.insert([Int64(bitPattern: UInt64(UInt(bitPattern: ObjectIdentifier(target).hashValue))), k]).inserted,
+               reaches(target, k, summary, depth - 1, &visited) { return true }
+        }
+        return false
+    }
+}
+
+/// The observers of one handle delivered on its thread's run loop and by ``Lattice/refresh()``, and the
+/// handle's own ``Lattice/observe(_:)`` blocks.
+final class HandleObservation {
+    private unowned let lattice: Lattice
+    private var observers: [ObjectIdentifier: any HandleObserver] = [:]
+    private var latticeObservers: [(flag: ObserverFlag, block: (Lattice.Notification, Lattice) -> Void)] = []
+    private var subscription: (Notifier, UInt64)?
+    private var keepAlive: Timer?
+    private var delivering = false
+    private var lastVersion: Int64 = 0
+
+    init(_ lattice: Lattice) { self.lattice = lattice }
+
+    deinit {
+        keepAlive?.invalidate()
+        if let (notifier, id) = subscription { notifier.unsubscribe(id) }
+    }
+
+    /// Registers an observer delivered here; the first also subscribes the handle to the file's notifier
+    /// and keeps the thread's run loop running.
+    func add(_ observer: any HandleObserver) throws {
+        try subscribe()
+        observers[ObjectIdentifier(observer)] = observer
+        schedule()
+    }
+
+    func addLatticeObserver(_ flag: ObserverFlag, _ block: @escaping (Lattice.Notification, Lattice) -> Void) throws {
+        try subscribe()
+        if latticeObservers.isEmpty { lastVersion = Int64(lattice.reading("the latest snapshot") { $0.id }) }
+        latticeObservers.append((flag, block))
+    }
+
+    private func subscribe() throws {
+        guard subscription == nil else { return }
+        let waker = RunLoopWaker()
+        let bound = ThreadBound(self)
+        subscription = try Notifier.subscribe(lattice.env) { _ in
+            waker.wake { bound.value?.runLoopTurn() }
+        }
+        self.waker = waker
+        let timer = Timer(timeInterval: 1e9, repeats: true) { _ in }
+        RunLoop.current.add(timer, forMode: .default)
+        keepAlive = timer
+    }
+
+    private var waker: RunLoopWaker?
+
+    /// Asks for a delivery at the next run loop turn (initial notifications).
+    private func schedule() {
+        let bound = ThreadBound(self)
+        waker?.wake { bound.value?.runLoopTurn() }
+    }
+
+    /// A run loop turn after a commit: move the handle (which delivers), or tell it a refresh is due.
+    private func runLoopTurn() {
+        if lattice.writer != nil { return }
+        if lattice.autorefresh {
+            lattice.refresh()  // delivers
+        } else {
+            prune()
+            let newest = Int64(lattice.env.lastTransactionID)
+            guard newest != lastVersion else { deliver(); return }
+            for entry in latticeObservers where entry.flag.isActive { entry.block(.refreshRequired, lattice) }
+            // Initial notifications still go out at the handle's current version.
+            deliver(initialOnly: true)
+        }
+    }
+
+    /// Delivers every pending change at the handle's current view (run by the run loop and by `refresh()`).
+    func deliver(initialOnly: Bool = false) {
+        guard !delivering, lattice.writer == nil else { return }
+        delivering = true
+        defer { delivering = false }
+        prune()
+        let context = DeliveryContext(lattice)
+        for observer in Array(observers.values) where observer.flag.isActive {
+            if initialOnly, !((observer as? InitialPending)?.needsInitial ?? false) { continue }
+            observer.update(context)
+        }
+        if context.version != lastVersion && !initialOnly {
+            lastVersion = context.version
+            for entry in latticeObservers where entry.flag.isActive { entry.block(.didChange, lattice) }
+        }
+    }
+
+    /// Marks the observers of `tokens` as having seen the handle's current view (inside the write).
+    func skip(_ flags: [ObserverFlag]) {
+        let context = DeliveryContext(lattice)
+        for observer in observers.values where flags.contains(where: { $0 === observer.flag }) { observer.skip(context) }
+    }
+
+    private func prune() {
+        observers = observers.filter { $0.value.flag.isActive }
+        latticeObservers.removeAll { !$0.flag.isActive }
+        if observers.isEmpty && latticeObservers.isEmpty, let (notifier, id) = subscription {
+            notifier.unsubscribe(id)
+            subscription = nil
+            keepAlive?.invalidate()
+            keepAlive = nil
+        }
+    }
+}
+
+/// Observers whose initial notification is still due.
+protocol InitialPending {
+    var needsInitial: Bool { get }
+}
+
+extension Lattice {
+    /// The handle's observation state, created with its first observer.
+    var observation: HandleObservation {
+        if let existing = observationState as? HandleObservation { return existing }
+        let created = HandleObservation(self)
+        observationState = created
+        return created
+    }
+
+    /// Delivers pending notifications of this handle (after `refresh()`).
+    func deliverNotifications() {
+        (observationState as? HandleObservation)?.deliver()
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+
+extension Lattice {
+    /// Observes the handle: `block` gets ``Notification/didChange`` each time the handle moves to a newer
+    /// commit (delivered on this thread's run loop and by ``refresh()``), or, with ``autorefresh`` off,
+    /// ``Notification/refreshRequired`` when a newer commit exists.
+    public func observe(_ block: @escaping (Notification, Lattice) -> Void) -> NotificationToken {
+        let flag = ObserverFlag()
+        do {
+            try observation.addLatticeObserver(flag, block)
+        } catch {
+            flag.deactivate()
+        }
+        return NotificationToken(flag: flag, stop: {})
+    }
+
+    /// Registers an observer delivered on this handle; a failure (or a write transaction in progress)
+    /// goes to `onError` and nothing else is delivered.
+    func register(_ observer: any HandleObserver, onError: (Error) -> Void) -> NotificationToken {
+        if writer != nil {
+            onError(LatticeError.unsupported(feature: "Registering a notification observer inside a write transaction "
+                + "(register it before beginWrite() or after commitWrite())"))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        do {
+            try observation.add(observer)
+        } catch {
+            onError(error)
+        }
+        let flag = observer.flag
+        return NotificationToken(flag: flag, stop: {})
+    }
+
+    /// ``write(_:)``, except that the observers of `tokens` (registered on this handle without a queue)
+    /// are not told about this write: they take its result as already seen.
+    @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        do {
+            let result = try block()
+            if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+            return result
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+    }
+
+    /// ``commitWrite()``, except that the observers of `tokens` are not told about this write.
+    @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
+    public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
+        if writer != nil, let observation = observationState as? HandleObservation {
+            observation.skip(tokens.map(\.flag))
+        }
+        try commitWrite()
+    }
+}
+
+// MARK: - Queues
+
+/// Observers delivered on a dispatch queue, each with a handle of its own opened there.
+enum QueueDelivery {
+    private struct State {
+        var lattice: Lattice?
+        var observer: (any HandleObserver)?
+    }
+
+    private final class Slot: Sendable {
+        let state = Mutex(State())
+    }
+
+    /// Starts an observer that `make` builds on the queue's handle, and delivers its changes there.
+    static func start(configuration: Lattice.Configuration, env: Environment, on queue: DispatchQueue,
+                      onError: @escaping @Sendable (Error) -> Void,
+                      make: @escaping @Sendable (Lattice) throws -> any HandleObserver) -> NotificationToken {
+        let flag = ObserverFlag()
+        let slot = Slot()
+        let deliver: @Sendable () -> Void = {
+            guard flag.isActive else { return }
+            slot.state.withLock { state in
+                do {
+                    if let lattice = state.lattice {
+                        lattice.refresh()
+                    } else {
+                        let lattice = try Lattice(configuration: configuration)
+                        state.observer = try make(lattice)
+                        state.lattice = lattice
+                    }
+                    guard flag.isActive, let lattice = state.lattice, let observer = state.observer else { return }
+                    observer.update(DeliveryContext(lattice))
+                } catch {
+                    flag.deactivate()
+                    onError(error)
+                }
+            }
+        }
+        do {
+            let (notifier, id) = try Notifier.subscribe(env) { _ in queue.async(execute: deliver) }
+            queue.async(execute: deliver)
+            return NotificationToken(flag: flag) { notifier.unsubscribe(id) }
+        } catch {
+            onError(error)
+            return NotificationToken(flag: flag, stop: {})
+        }
+    }
+}
+
+// MARK: - Async sequences
+
+/// The changes of a collection or object as an `AsyncSequence`: the first element is the initial
+/// value, then one element per commit that changed what is observed. The changes are computed on the
+/// iterating task's isolation, on the handle the collection or object belongs to, which each step moves
+/// to the newest commit.
+public struct LatticeChanges<Element>: AsyncSequence {
+    let lattice: Lattice
+    /// Makes the step computing a change (nil: nothing observed changed) and the test of whether the
+    /// sequence has ended.
+    let makeStep: () -> (step: (DeliveryContext) -> Element?, isFinished: () -> Bool)
+
+    /// Starts observing.
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        let subscription = try? Notifier.subscribe(lattice.env) { continuation.yield($0) }
+        let (step, isFinished) = makeStep()
+        return AsyncIterator(lattice: lattice, step: step, isFinished: isFinished, wakes: stream.makeAsyncIterator(),
+                             subscription: Subscription(subscription, continuation))
+    }
+
+    /// Ends the notifier subscription with the iterator.
+    final class Subscription {
+        let subscription: (Notifier, UInt64)?
+        let continuation: AsyncStream<Int>.Continuation
+
+        init(_ subscription: (Notifier, UInt64)?, _ continuation: AsyncStream<Int>.Continuation) {
+            self.subscription = subscription
+            self.continuation = continuation
+        }
+
+        deinit {
+            if let (notifier, id) = subscription { notifier.unsubscribe(id) }
+            continuation.finish()
+        }
+    }
+
+    /// Waits for commits and computes their changes.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let lattice: Lattice
+        let step: (DeliveryContext) -> Element?
+        let isFinished: () -> Bool
+        var wakes: AsyncStream<Int>.Iterator
+        let subscription: Subscription
+        var started = false
+
+        /// The next change, waiting for a commit that changes what is observed.
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> Element? {
+            while !isFinished() {
+                if started {
+                    guard await wakes.next(isolation: actor) != nil else { return nil }
+                    lattice.refresh()
+                }
+                started = true
+                if let change = step(DeliveryContext(lattice)) { return change }
+            }
+            return nil
+        }
+
+        /// ``next(isolation:)`` without an isolation.
+        public mutating func next() async -> Element? {
+            await next(isolation: nil)
+        }
+    }
+}
+
+extension Results {
+    /// The changes of these results as an `AsyncSequence` (see ``LatticeChanges``).
+    public var changes: LatticeChanges<LatticeCollectionChange<Results<Element>>> {
+        let results = self
+        return LatticeChanges(lattice: lattice) {
+            let observer = CollectionObserver(results, results.collectionWatch(keyPaths: nil)) { _ in }
+            return ({ observer.nextChange($0) }, { false })
+        }
+    }
+}

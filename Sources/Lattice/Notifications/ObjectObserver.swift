@@ -1,0 +1,157 @@
+import Foundation
+
+/// Delivers ``ObjectChange`` notifications of one object on one handle.
+final class ObjectObserver<T: Object>: HandleObserver {
+    let flag = ObserverFlag()
+    private let object: T
+    private let info: ClassInfo
+    private let key: Int64
+    private let observed: ObservedColumns
+    /// For each link column named by key paths with more segments: the rest of those paths.
+    private let nested: [Int: [String]]
+    private let block: (ObjectChange<T>) -> Void
+    private var baseline: RecordBuffer?
+    private var stamp: UInt64 = 0
+    private var version: Int64 = 0
+    private var started = false
+
+    init(_ object: T, info: ClassInfo, keyPaths: [String]?, _ block: @escaping (ObjectChange<T>) -> Void) {
+        self.object = object
+        self.info = info
+        key = object._key
+        observed = ObservedColumns(info, keyPaths: keyPaths)
+        var nested: [Int: [String]] = [:]
+        for path in keyPaths ?? [] {
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            if parts.count == 2, let p = info.columns.first(where: { $0.name == parts[0] }) { nested[p.column, default: []].append(parts[1]) }
+        }
+        self.nested = nested
+        self.block = block
+    }
+
+    func update(_ context: DeliveryContext) {
+        guard flag.isActive else { return }
+        if let change = nextChange(context) { block(change) }
+    }
+
+    /// The record of the observed object at the handle's view; nil once it was deleted (or re-created).
+    private func current(_ lattice: Lattice) -> RecordBuffer? {
+        guard let record = try? lattice.fetchRecord(info, key: key) else { return nil }
+        if stamp != 0 && record.stamp != stamp { return nil }
+        return record
+    }
+
+    /// The change since the previous call; `.deleted` once (then nothing more).
+    func nextChange(_ context: DeliveryContext) -> ObjectChange<T>? {
+        if !started {
+            started = true
+            baseline = current(context.lattice)
+            stamp = baseline?.stamp ?? 0
+            version = context.version
+            if baseline == nil { flag.deactivate(); return .deleted }
+            return nil
+        }
+        guard let old = baseline, context.version != version else { return nil }
+        let summary = context.summary(after: version)
+        version = context.version
+        guard let record = current(context.lattice) else {
+            baseline = nil
+            flag.deactivate()
+            return .deleted
+        }
+        baseline = record
+        if let summary, summary.changes(of: info.name) == nil && !observed.deep { return nil }
+        var properties: [PropertyChange] = []
+        for p in info.columns where observed.mask & ChangeSet.columnBit(p.column) != 0 {
+            let bit = ChangeSet.columnBit(p.column)
+            if p.property.collection != nil {
+                let changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? false
+                if changed { properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name))) }
+                continue
+            }
+            let was = old.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
+            let now = record.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
+            if was != now {
+                if p.isLink {
+                    properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
+                } else {
+                    properties.append(PropertyChange(name: p.name, oldValue: was.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) },
+                                                     newValue: now.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }))
+                }
+            } else if p.isLink, let summary, let target = p.target,
+                      let linked = now.flatMap({ $0.withUnsafeBytes(context.lattice.linkedKey) }), linkChanged(p, target, linked, summary, context) {
+                properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
+            }
+        }
+        return properties.isEmpty ? nil : .change(object, properties)
+    }
+
+    /// Whether the object a link reaches changed in what is observed through it.
+    private func linkChanged(_ p: PropertyInfo, _ target: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ context: DeliveryContext) -> Bool {
+        guard observed.deep else { return false }
+        if let rest = nested[p.column] {
+            let through = ObservedColumns(target, keyPaths: rest)
+            return summary.touched(target.name, key, columns: through.mask) || (through.deep && context.reachesChange(target, key, summary, depth: 3))
+        }
+        if nested.isEmpty { return summary.touched(target.name, key) || context.reachesChange(target, key, summary, depth: 3) }
+        return false
+    }
+
+    func skip(_ context: DeliveryContext) {
+        guard started, baseline != nil else { return }
+        baseline = current(context.lattice)
+        version = context.version
+    }
+}
+
+/// Model classes (``Object`` subclasses) gain observation typed by their own class.
+public protocol LatticeObservable: AnyObject {}
+
+extension Object: LatticeObservable {}
+
+extension LatticeObservable where Self: Object {
+    /// Observes the object: `block` gets `.change` with the changed properties (old and new values)
+    /// after each commit that changed it, and `.deleted` once when it is deleted, on this thread's run
+    /// loop and whenever the handle is refreshed. Without `keyPaths`, a change of an object reached
+    /// through to-one links (up to four hops) counts as a change of the link property; with them, only
+    /// the named properties count, where `"owner.name"` watches `name` of the linked `owner`. An
+    /// unmanaged object, or a registration inside a write transaction, gets `.error`.
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        guard let lattice = _lattice, let info = _info else {
+            block(.error(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "observe(keyPaths:_:)")))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        return lattice.register(ObjectObserver(self, info: info, keyPaths: keyPaths, block), onError: { block(.error($0)) })
+    }
+
+    /// Observes the object on `queue` (nil: as ``observe(keyPaths:_:)``); the object handed to `block`
+    /// belongs to a handle opened for the queue: use it only there.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (ObjectChange<Self>) -> Void) -> NotificationToken {
+        guard let queue else { return observe(keyPaths: keyPaths, block) }
+        guard let lattice = _lattice, let info = _info else {
+            block(.error(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "observe(keyPaths:on:_:)")))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        let className = info.name, key = _key
+        return QueueDelivery.start(configuration: lattice.configuration, env: lattice.env, on: queue, onError: { block(.error($0)) }) { handle in
+            guard let info = handle.classesByName[className], let object = try handle.fetchObject(info, key: key) as? Self else {
+                throw LatticeError.objectInvalidated(className: className)
+            }
+            return ObjectObserver(object, info: info, keyPaths: keyPaths, block)
+        }
+    }
+
+    /// The changes of the object as an `AsyncSequence` (see ``LatticeChanges``); it ends after `.deleted`.
+    public var changes: LatticeChanges<ObjectChange<Self>> {
+        let object = self
+        guard let lattice = _lattice, let info = _info else {
+            preconditionFailure("\(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "changes"))")
+        }
+        return LatticeChanges(lattice: lattice) {
+            let observer = ObjectObserver(object, info: info, keyPaths: nil) { _ in }
+            return ({ observer.nextChange($0) }, { !observer.flag.isActive })
+        }
+    }
+
+}

@@ -1,0 +1,549 @@
+import Foundation
+import XCTest
+@testable import Lattice
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class NoteOwner: Object {
+    @Persisted var name = ""
+    @Persisted var pets: List<NotePet>
+    @Persisted var tags: List<String>
+}
+
+final class NotePet: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: NoteOwner?
+    @Persisted var toy: NoteToy?
+}
+
+final class NoteToy: Object {
+    @Persisted var label = ""
+    @Persisted var maker: NoteOwner?
+}
+
+/// Notifications on one handle, across handles and threads, and across real processes.
+final class NotificationTests: XCTestCase {
+    private var database: TempDatabase!
+    private let types: [Object.Type] = [NoteOwner.self, NotePet.self, NoteToy.self]
+
+    override func setUp() {
+        super.setUp()
+        signal(SIGPIPE, SIG_IGN)
+        database = makeTempDatabase("notify")
+    }
+
+    private func open(readOnly: Bool = false) throws -> Lattice { try database.open(types, readOnly: readOnly) }
+
+    /// Runs the current run loop until `condition` holds (failing after 20 s).
+    private func spin(_ what: String, file: StaticString = #filePath, line: UInt = #line, until condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(20)
+        while !condition() {
+            if Date() > deadline { XCTFail("timed out waiting for \(what)", file: file, line: line); return }
+            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
+        }
+    }
+
+    private func addPet(_ lattice: Lattice, _ id: Int, _ name: String, age: Int) throws {
+        try lattice.write { _ = try lattice.create(NotePet.self, value: ["id": id, "name": name, "age": age]) }
+    }
+
+    // MARK: Change log
+
+    func testCommitsAreLoggedWhileObservedAndLogIsBounded() throws {
+        let lattice = try open()
+        try addPet(lattice, 1, "unobserved", age: 1)
+        let table = try XCTUnwrap(lattice.changeLogTable())
+        XCTAssertEqual(lattice.reading("log") { try $0.count(table) }, 0, "nobody observes: nothing is logged")
+
+        let token = lattice.objects(NotePet.self).observe { _ in }
+        try addPet(lattice, 2, "observed", age: 2)
+        try lattice.write { lattice.object(ofType: NotePet.self, forPrimaryKey: 2)!.age = 3 }
+        lattice.refresh()
+        let entries = lattice.reading("log") { txn -> [ChangeSet]? in
+            try ChangeLog(table: table).entries(txn, after: Int64(txn.id) - 2, through: Int64(txn.id))
+        }
+        let log = try XCTUnwrap(entries)
+        XCTAssertEqual(log.count, 2)
+        XCTAssertEqual(log[0].objects.map(\.kind), [.inserted])
+        XCTAssertEqual(log[1].objects.first?.kind, .modified)
+        XCTAssertEqual(log[1].objects.first?.columns, ChangeSet.columnBit(2), "only the age column")
+        token.invalidate()
+
+        // Reopened from disk the log is still there; the window keeps it bounded.
+        let reopened = try open()
+        XCTAssertEqual(reopened.reading("log") { try $0.count(table) }, 2)
+        lattice.invalidate()
+        reopened.invalidate()
+        let bounded = try open()
+        let keep = bounded.objects(NotePet.self).observe { _ in }
+        for i in 0..<Int(ChangeLog.window) + 50 {
+            try bounded.write { bounded.object(ofType: NotePet.self, forPrimaryKey: 2)!.age = i }
+        }
+        XCTAssertLessThanOrEqual(bounded.reading("log") { try $0.count(table) }, Int(ChangeLog.window) + 1)
+        keep.invalidate()
+    }
+
+    func testChangeSetEncodingRoundTrips() {
+        var changes = ChangeSet()
+        changes.record("Dog", key: -5, .inserted)
+        changes.record("Dog", key: 7, .modified, columns: 0b1010)
+        changes.record("Person", key: 1 << 40, .deleted)
+        changes.record("Person.dogs", owner: 3, .insert(2..<5))
+        changes.record("Person.dogs", owner: 3, .remove(0..<1))
+        changes.record("Person.dogs", owner: 3, .set(4))
+        changes.record("Person.dogs", owner: 3, .clear)
+        changes.record("Person.tags", owner: 9, .key(Array("tag".utf8)))
+        let decoded = ChangeLog.encode(changes).withUnsafeBytes { ChangeLog.decode($0) }
+        XCTAssertEqual(decoded?.objects.map(\.key), [-5, 7, 1 << 40])
+        XCTAssertEqual(decoded?.objects.map(\.columns), [0, 0b1010, 0])
+        XCTAssertEqual(decoded?.collections.map(\.operation), changes.collections.map(\.operation))
+        XCTAssertEqual(decoded?.collections.map(\.property), changes.collections.map(\.property))
+    }
+
+    // MARK: Results on the run loop
+
+    func testResultsObserverGetsInitialThenIndices() throws {
+        let lattice = try open()
+        for (id, name) in [(1, "a"), (2, "c"), (3, "e")] { try addPet(lattice, id, name, age: 1) }
+        let puppies = try lattice.objects(NotePet.self).filter("age < 2").sorted(byKeyPath: "name")
+        var changes: [LatticeCollectionChange<Results<NotePet>>] = []
+        let token = puppies.observe { changes.append($0) }
+        spin("initial") { changes.count == 1 }
+        guard case .initial(let initial) = changes.first else { return XCTFail("initial first") }
+        XCTAssertEqual(initial.count, 3)
+
+        // Another handle (as another thread would) inserts "b", modifies "e" and ages "a" out of the filter.
+        let other = try open()
+        try other.write {
+            _ = try other.create(NotePet.self, value: ["id": 4, "name": "b", "age": 0])
+            other.object(ofType: NotePet.self, forPrimaryKey: 3)!.name = "e2"
+            other.object(ofType: NotePet.self, forPrimaryKey: 1)!.age = 5
+        }
+        spin("update") { changes.count == 2 }
+        guard case let .update(results, deletions, insertions, modifications) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(results.map(\.name), ["b", "c", "e2"])
+        XCTAssertEqual(deletions, [0])   // "a" left the filter
+        XCTAssertEqual(insertions, [0])  // "b" sorts first
+        XCTAssertEqual(modifications, [2], "\"e\" became \"e2\" and kept its place (old index 2)")
+
+        // A sort-column change that moves an object: a deletion plus an insertion.
+        try other.write { other.object(ofType: NotePet.self, forPrimaryKey: 4)!.name = "z" }
+        spin("move") { changes.count == 3 }
+        guard case let .update(moved, d2, i2, m2) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(moved.map(\.name), ["c", "e2", "z"])
+        XCTAssertEqual(d2, [0])
+        XCTAssertEqual(i2, [2])
+        XCTAssertEqual(m2, [])
+        token.invalidate()
+    }
+
+    func testNonSortColumnChangeKeepsOrderAndReportsModification() throws {
+        let lattice = try open()
+        try lattice.write {
+            for i in 0..<200 { _ = try lattice.create(NotePet.self, value: ["id": i, "name": "p\(1000 + i)", "age": i]) }
+        }
+        let sorted = try lattice.objects(NotePet.self).sorted(byKeyPath: "name")
+        var last: (deletions: [Int], insertions: [Int], modifications: [Int])?
+        var initial = false
+        let token = sorted.observe { change in
+            switch change {
+            case .initial: initial = true
+            case let .update(_, d, i, m): last = (d, i, m)
+            case .error(let error): XCTFail("\(error)")
+            }
+        }
+        spin("initial") { initial }
+        try lattice.write { lattice.object(ofType: NotePet.self, forPrimaryKey: 150)!.age = -1 }
+        spin("update") { last != nil }
+        XCTAssertEqual(last?.deletions, [])
+        XCTAssertEqual(last?.insertions, [])
+        XCTAssertEqual(last?.modifications, [150])
+        token.invalidate()
+    }
+
+    func testRefreshDeliversWithoutRunLoop() throws {
+        let lattice = try open()
+        var counts: [Int] = []
+        let token = lattice.objects(NotePet.self).observe { change in
+            if case .initial(let r) = change { counts.append(r.count) }
+            if case .update(let r, _, _, _) = change { counts.append(r.count) }
+        }
+        lattice.refresh()
+        XCTAssertEqual(counts, [0], "refresh delivers the initial notification")
+        let other = try open()
+        try addPet(other, 1, "x", age: 1)
+        lattice.refresh()
+        XCTAssertEqual(counts, [0, 1])
+        token.invalidate()
+    }
+
+    func testRegistrationInsideWriteReportsError() throws {
+        let lattice = try open()
+        var error: Error?
+        try lattice.write {
+            _ = lattice.objects(NotePet.self).observe { change in if case .error(let e) = change { error = e } }
+        }
+        guard case .unsupported? = error as? LatticeError else { return XCTFail("expected a LatticeError, got \(String(describing: error))") }
+    }
+
+    // MARK: Property test: applying changesets reproduces the new array
+
+    func testChangesetsReproduceResultsAndLists() throws {
+        let lattice = try open()
+        let owner = try lattice.write { try lattice.create(NoteOwner.self, value: ["name": "o"]) }
+        var generator = SystemRandomNumberGenerator()
+        var seed = UInt64.random(in: 0...UInt64.max, using: &generator)
+        print("changeset property test seed \(seed)")
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        try lattice.write {
+            for i in 0..<30 { _ = try lattice.create(NotePet.self, value: ["id": i, "name": "n\(next(50))", "age": next(10)]) }
+        }
+        let all = lattice.objects(NotePet.self)
+        let filtered = try all.filter("age < 5")
+        let sorted = try all.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "id")])
+        let filteredSorted = try all.filter("age >= 3").sorted(byKeyPath: "age", ascending: false)
+        let observed: [(String, Results<NotePet>)] = [("unsorted", all), ("filtered", filtered), ("sorted", sorted), ("filtered sorted", filteredSorted)]
+
+        var previous: [[Int]] = observed.map { $0.1.map(\.id) }
+        var tokens: [NotificationToken] = []
+        var pending: [Int: (deletions: [Int], insertions: [Int], modifications: [Int])] = [:]
+        for (n, entry) in observed.enumerated() {
+            tokens.append(entry.1.observe { change in
+                if case let .update(_, d, i, m) = change { pending[n] = (d, i, m) }
+            })
+        }
+        var previousList = owner.pets.map(\.id)
+        var listChange: (deletions: [Int], insertions: [Int], modifications: [Int])?
+        tokens.append(owner.pets.observe { change in if case let .update(_, d, i, m) = change { listChange = (d, i, m) } })
+        var previousTags = Array(owner.tags)
+        var tagChange: (deletions: [Int], insertions: [Int])?
+        tokens.append(owner.tags.observe { change in if case let .update(_, d, i, _) = change { tagChange = (d, i) } })
+        lattice.refresh()  // initial notifications
+
+        let writer = try open()
+        var nextID = 100
+        for round in 0..<40 {
+            try writer.write {
+                let pets = Array(writer.objects(NotePet.self))
+                let list = writer.objects(NoteOwner.self).first!
+                for _ in 0..<(1 + next(4)) {
+                    switch next(8) {
+                    case 0:
+                        _ = try writer.create(NotePet.self, value: ["id": nextID, "name": "n\(next(50))", "age": next(10)])
+                        nextID += 1
+                    case 1 where pets.count > 5:
+                        let victim = pets[next(pets.count)]
+                        if !victim.isInvalidated { try writer.delete(victim) }
+                    case 2:
+                        if let pet = pets.randomElement(), !pet.isInvalidated { pet.age = next(10) }
+                    case 3:
+                        if let pet = pets.randomElement(), !pet.isInvalidated { pet.name = "n\(next(50))" }
+                    case 4:
+                        if let pet = pets.randomElement(), !pet.isInvalidated { list.pets.insert(pet, at: next(list.pets.count + 1)) }
+                    case 5 where list.pets.count > 1:
+                        list.pets.move(from: next(list.pets.count), to: next(list.pets.count))
+                    case 6 where !list.pets.isEmpty:
+                        list.pets.remove(at: next(list.pets.count))
+                    case 7:
+                        if let pet = pets.randomElement(), !pet.isInvalidated { pet.owner = next(2) == 0 ? list : nil }
+                        if list.tags.count > 3 { list.tags.remove(at: next(list.tags.count)) } else { list.tags.append("t\(next(5))") }
+                    default:
+                        break
+                    }
+                }
+            }
+            lattice.refresh()
+            for (n, entry) in observed.enumerated() {
+                let now = entry.1.map(\.id)
+                let change = pending.removeValue(forKey: n)
+                if let change {
+                    XCTAssertEqual(apply(previous[n], change.deletions, change.insertions, now), now, "\(entry.0) round \(round)")
+                    XCTAssertTrue(change.modifications.allSatisfy { previous[n].indices.contains($0) }, "\(entry.0) modifications are old indices")
+                } else {
+                    XCTAssertEqual(previous[n], now, "\(entry.0) round \(round): changed without a notification")
+                }
+                previous[n] = now
+            }
+            let listNow = owner.pets.map(\.id)
+            if let change = listChange {
+                XCTAssertEqual(apply(previousList, change.deletions, change.insertions, listNow), listNow, "list round \(round)")
+            } else {
+                XCTAssertEqual(previousList, listNow, "list round \(round): changed without a notification")
+            }
+            listChange = nil
+            previousList = listNow
+            let tagsNow = Array(owner.tags)
+            if let change = tagChange {
+                XCTAssertEqual(apply(previousTags, change.deletions, change.insertions, tagsNow), tagsNow, "tags round \(round)")
+            } else {
+                XCTAssertEqual(previousTags, tagsNow)
+            }
+            tagChange = nil
+            previousTags = tagsNow
+        }
+        tokens.forEach { $0.invalidate() }
+    }
+
+    /// The previous array with `deletions` removed (old indices) and the new array's elements at
+    /// `insertions` inserted (new indices).
+    private func apply<T>(_ old: [T], _ deletions: [Int], _ insertions: [Int], _ new: [T]) -> [T] {
+        var out = old
+        for i in deletions.sorted(by: >) { out.remove(at: i) }
+        for i in insertions.sorted() { out.insert(new[i], at: i) }
+        return out
+    }
+
+    // MARK: Objects
+
+    func testObjectObserverReportsValuesKeyPathsDeepChangesAndDeletion() throws {
+        let lattice = try open()
+        let (pet, toy) = try lattice.write { () -> (NotePet, NoteToy) in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "Ann"])
+            let toy = try lattice.create(NoteToy.self, value: ["label": "ball", "maker": owner])
+            let pet = try lattice.create(NotePet.self, value: ["id": 1, "name": "Rex", "age": 3, "owner": owner, "toy": toy])
+            return (pet, toy)
+        }
+        var all: [ObjectChange<NotePet>] = []
+        var named: [[String]] = []
+        let token = pet.observe { all.append($0) }
+        let nameToken = pet.observe(keyPaths: ["name", "owner.name"]) { change in
+            if case .change(_, let properties) = change { named.append(properties.map(\.name)) }
+        }
+        lattice.refresh()
+        try lattice.write { pet.age = 4 }
+        lattice.refresh()
+        XCTAssertEqual(all.count, 1)
+        if case .change(_, let properties)? = all.last {
+            XCTAssertEqual(properties.map(\.name), ["age"])
+            XCTAssertEqual(properties.first?.oldValue as? Int, 3)
+            XCTAssertEqual(properties.first?.newValue as? Int, 4)
+        } else { XCTFail("expected a change") }
+        XCTAssertEqual(named, [], "age is not among the key paths")
+
+        // Two hops away: pet -> toy -> maker. Counts without key paths, not with ["name", "owner.name"].
+        try lattice.write { toy.maker!.name = "Bea" }
+        lattice.refresh()
+        if case .change(_, let properties)? = all.last { XCTAssertEqual(Set(properties.map(\.name)), ["owner", "toy"]) } else { XCTFail() }
+        XCTAssertEqual(named, [["owner"]], "owner.name changed (the owner is also the toy's maker)")
+        try lattice.write { toy.label = "bone" }
+        lattice.refresh()
+        XCTAssertEqual(named.count, 1, "toy.label is not watched by the key paths")
+
+        try lattice.write { try lattice.delete(pet) }
+        lattice.refresh()
+        try addPet(lattice, 2, "other", age: 1)
+        lattice.refresh()
+        guard case .deleted? = all.last else { return XCTFail("expected .deleted last") }
+        XCTAssertEqual(all.filter { if case .deleted = $0 { return true } else { return false } }.count, 1, ".deleted once")
+        token.invalidate()
+        nameToken.invalidate()
+    }
+
+    // MARK: Tokens and skipping
+
+    func testWriteWithoutNotifyingAndInvalidateInsideCallback() throws {
+        let lattice = try open()
+        var skippedCount = 0, otherCount = 0
+        let results = lattice.objects(NotePet.self)
+        let skipped = results.observe { if case .update = $0 { skippedCount += 1 } }
+        var selfStopping: NotificationToken?
+        var stoppingCount = 0
+        selfStopping = results.observe { change in
+            if case .update = change {
+                stoppingCount += 1
+                selfStopping?.invalidate()
+            }
+        }
+        let other = results.observe { if case .update = $0 { otherCount += 1 } }
+        lattice.refresh()
+        try lattice.write(withoutNotifying: [skipped]) { _ = try lattice.create(NotePet.self, value: ["id": 1]) }
+        lattice.refresh()
+        XCTAssertEqual(skippedCount, 0)
+        XCTAssertEqual(otherCount, 1)
+        try addPet(lattice, 2, "b", age: 1)
+        lattice.refresh()
+        XCTAssertEqual(skippedCount, 1, "later writes are reported")
+        XCTAssertEqual(stoppingCount, 1, "invalidated inside its own callback: no further delivery")
+        XCTAssertEqual(otherCount, 2)
+
+        // An observer added while deliveries are under way starts with its initial value.
+        var late: [String] = []
+        let lateToken = results.observe { change in
+            if case .initial(let r) = change { late.append("initial \(r.count)") }
+            if case .update(let r, _, _, _) = change { late.append("update \(r.count)") }
+        }
+        try addPet(lattice, 3, "c", age: 1)
+        lattice.refresh()
+        XCTAssertEqual(late, ["initial 3"], "the initial notification is at the version it is delivered")
+        try addPet(lattice, 4, "d", age: 1)
+        lattice.refresh()
+        XCTAssertEqual(late, ["initial 3", "update 4"])
+        [skipped, other, lateToken].forEach { $0.invalidate() }
+    }
+
+    func testLatticeObserverAndAutorefreshOff() throws {
+        let lattice = try open()
+        var notes: [Lattice.Notification] = []
+        let token = lattice.observe { note, _ in notes.append(note) }
+        let other = try open()
+        try addPet(other, 1, "a", age: 1)
+        spin("didChange") { notes == [.didChange] }
+        lattice.autorefresh = false
+        try addPet(other, 2, "b", age: 1)
+        spin("refreshRequired") { notes.last == .refreshRequired }
+        XCTAssertEqual(lattice.objects(NotePet.self).count, 1, "the handle stays on its snapshot")
+        lattice.refresh()
+        XCTAssertEqual(notes.last, .didChange)
+        XCTAssertEqual(lattice.objects(NotePet.self).count, 2)
+        token.invalidate()
+    }
+
+    // MARK: Queues and async sequences
+
+    func testQueueObserverGetsResultsAtTheNewVersion() throws {
+        let lattice = try open()
+        let queue = DispatchQueue(label: "observer")
+        let seen = Locked<[String]>([])
+        let token = try lattice.objects(NotePet.self).filter("age > 1").observe(on: queue) { change in
+            switch change {
+            case .initial(let r): seen.withLock { $0.append("initial \(r.count)") }
+            case let .update(r, _, i, _): seen.withLock { $0.append("update \(r.count) +\(i.count) \(r.map(\.name).sorted())") }
+            case .error(let e): seen.withLock { $0.append("error \(e)") }
+            }
+        }
+        spin("initial") { seen.withLock { $0.count } == 1 }
+        try addPet(lattice, 1, "young", age: 1)
+        try addPet(lattice, 2, "old", age: 9)
+        spin("update") { seen.withLock { $0.last } == "update 1 +1 [\"old\"]" }
+        XCTAssertEqual(seen.withLock { $0.first }, "initial 0")
+        token.invalidate()
+        _ = try XCTUnwrap(Optional(lattice))
+    }
+
+    func testAsyncSequenceYieldsInitialThenChanges() async throws {
+        let lattice = try open()
+        let writerConfig = database.configuration(types)
+        var iterator = lattice.objects(NotePet.self).changes.makeAsyncIterator()
+        guard case .initial(let r)? = await iterator.next() else { return XCTFail("initial first") }
+        XCTAssertEqual(r.count, 0)
+        let writer = Thread {
+            guard let other = try? Lattice(configuration: writerConfig) else { return }
+            try? other.write { _ = try other.create(NotePet.self, value: ["id": 7, "name": "async"]) }
+        }
+        writer.start()
+        guard case let .update(results, _, insertions, _)? = await iterator.next() else { return XCTFail("update") }
+        XCTAssertEqual(insertions, [0])
+        XCTAssertEqual(results.first?.name, "async")
+    }
+
+    // MARK: Wake-up paths
+
+    func testFallbackFIFOAndBackstopDeliver() throws {
+        // A regular file where the FIFO belongs: listeners and writers use the fallback FIFO.
+        _ = FileManager.default.createFile(atPath: database.path + ".note", contents: Data("not a fifo".utf8))
+        defer { try? FileManager.default.removeItem(atPath: database.path + ".note") }
+        try checkDelivery()
+        // No FIFO at all: the backstop check alone delivers.
+        Notifier.fifoCandidates.withLock { $0 = [] }
+        defer { Notifier.fifoCandidates.withLock { $0 = nil } }
+        try checkDelivery()
+    }
+
+    private func checkDelivery(file: StaticString = #filePath, line: UInt = #line) throws {
+        let lattice = try open()
+        var count = -1
+        let token = lattice.objects(NotePet.self).observe { change in
+            if case .initial(let r) = change { count = r.count }
+            if case .update(let r, _, _, _) = change { count = r.count }
+        }
+        spin("initial", file: file, line: line) { count >= 0 }
+        let other = try open()
+        let expected = count + 1
+        try addPet(other, 100 + expected, "w", age: 1)
+        spin("update", file: file, line: line) { count == expected }
+        token.invalidate()
+    }
+}
+
+/// Notifications of commits made by other processes.
+final class NotificationProcessTests: XCTestCase {
+    private var database: TempDatabase!
+
+    override func setUp() {
+        super.setUp()
+        signal(SIGPIPE, SIG_IGN)
+        database = makeTempDatabase("notify-mp")
+    }
+
+    private func open() throws -> Lattice {
+        try Lattice(configuration: database.configuration([MultiProcessItem.self, MultiProcessCounter.self]))
+    }
+
+    private func spin(_ what: String, until condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(30)
+        while !condition() {
+            if Date() > deadline { XCTFail("timed out waiting for \(what)"); return }
+            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
+        }
+    }
+
+    func testChildCommitFiresObserverWithIndices() throws {
+        let lattice = try open()
+        try lattice.write { for id in [10, 20] { try lattice.add(makeItem(id: id, size: 8)) } }
+        let sorted = try lattice.objects(MultiProcessItem.self).sorted(byKeyPath: "id")
+        var updates: [(deletions: [Int], insertions: [Int], ids: [Int])] = []
+        var initial = false
+        let token = sorted.observe { change in
+            if case .initial = change { initial = true }
+            if case let .update(r, d, i, _) = change { updates.append((d, i, r.map(\.id))) }
+        }
+        spin("initial") { initial }
+        let child = try Helper(["add", database.path, "15", "1", "8"])
+        XCTAssertEqual(try child.readLine(), "done")
+        try child.waitForSuccess()
+        spin("child's commit") { !updates.isEmpty }
+        XCTAssertEqual(updates.first?.insertions, [1])
+        XCTAssertEqual(updates.first?.deletions, [])
+        XCTAssertEqual(updates.first?.ids, [10, 15, 20])
+        token.invalidate()
+    }
+
+    func testKilledWriterProducesNoNotificationAndObserversKeepWorking() throws {
+        let lattice = try open()
+        try lattice.write { for id in 0..<100 { try lattice.add(makeItem(id: id, size: 8)) } }
+        var counts: [Int] = []
+        let token = lattice.objects(MultiProcessItem.self).observe { change in
+            if case .initial(let r) = change { counts.append(r.count) }
+            if case .update(let r, _, _, _) = change { counts.append(r.count) }
+        }
+        spin("initial") { counts == [100] }
+        let child = try Helper(["crash", database.path])
+        XCTAssertEqual(try child.readLine(), "writing")
+        try child.kill()
+        // Give the backstop time to look: the lost transaction never committed.
+        RunLoop.current.run(until: Date().addingTimeInterval(0.3))
+        XCTAssertEqual(counts, [100], "no notification for the killed writer's transaction")
+        let writer = try open()
+        try writer.write { try writer.add(makeItem(id: 500, size: 8)) }
+        spin("the next commit") { counts == [100, 101] }
+        token.invalidate()
+    }
+
+    func testReadOnlyObserverProcessSeesWriterCommits() throws {
+        let lattice = try open()
+        try lattice.write { try lattice.add(makeItem(id: 0, size: 8)) }
+        let watcher = try Helper(["watch", database.path, "3"])
+        XCTAssertEqual(try watcher.readLine(), "ready 1")
+        try lattice.write { try lattice.add(makeItem(id: 1, size: 8)) }
+        XCTAssertEqual(try watcher.readLine(), "update 2 1")
+        try lattice.write { try lattice.add(makeItem(id: 2, size: 8)) }
+        XCTAssertEqual(try watcher.readLine(), "update 3 1")
+        try watcher.waitForSuccess()
+    }
+}
