@@ -17,6 +17,9 @@
 //   hold-write <file>
 //       Begins a write transaction, adds item 999_999, prints "writing", and waits until stdin closes,
 //       then rolls back.
+//   open-limited <file>
+//       Limits the process's address space to 8 GiB (less than the default map), then opens the file,
+//       adds item 1 and prints "count <n>".
 //   probe-writer <file>
 //       Prints "busy" when another process holds the file's cross-process writer lock (the `flock` every
 //       Lattice writer takes), "free" otherwise, without waiting.
@@ -221,6 +224,13 @@ func run() throws {
             round += 1
             if round == 1 { say("compacting") }
         }
+
+    case "open-limited":
+        var limit = rlimit(rlim_cur: 8 << 30, rlim_max: 8 << 30)
+        guard setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) == 0 else { fail("setrlimit failed") }
+        let lattice = try openLattice(path, initialMapSize: 64 << 30)
+        try lattice.write { try lattice.add(item(id: 1, size: 10), update: .all) }
+        say("count \(lattice.objects(MultiProcessItem.self).count)")
 
     case "probe-writer":
         let fd = open(path, O_RDWR | O_CLOEXEC)

@@ -95,6 +95,14 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertFalse(lattice.refresh(), "nothing was committed since the last refresh")
     }
 
+    /// Where the address space is limited below the default 64 GiB map, opening reserves a smaller map
+    /// instead of failing.
+    func testOpeningWithLimitedAddressSpaceReservesASmallerMap() throws {
+        let child = try Helper(["open-limited", path])
+        XCTAssertEqual(try child.readLine(), "count 1")
+        try child.waitForSuccess()
+    }
+
     /// Opening a file whose schema is stored, read-write, never waits for another process's write; its
     /// own write waits until that write ends.
     func testOpeningDoesNotWaitForAnotherProcesssWrite() throws {

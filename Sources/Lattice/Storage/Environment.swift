@@ -113,21 +113,33 @@ final class Environment: @unchecked Sendable {
     private init(path: String, options: EnvironmentOptions) throws {
         self.path = path
         self.options = options
-        var env: OpaquePointer?
-        try Environment.check(mdb_env_create(&env), path: path)
-        guard let env else { throw LatticeError.storage(path: path, code: -1, message: "mdb_env_create failed") }
         var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         if options.temporary { flags |= UInt32(MDB_NOSYNC) }
-        mdb_env_set_maxreaders(env, options.maxReaders)
-        mdb_env_set_maxdbs(env, options.maxDatabases)
-        mdb_env_set_mapsize(env, options.initialMapSize)
         // Before LMDB opens the file: a compaction in another process finishes (renaming its copy over
         // the path) before this opens it.
         let presenceFD = options.temporary ? -1 : FileMaintenance.enter(path: path)
-        let rc = mdb_env_open(env, path, flags, 0o644)
-        if rc != 0 {
+        // The map is address space: where less can be reserved (`ulimit -v`, valgrind), open with a
+        // smaller map, down to 256 MiB; it grows later as the data needs.
+        var mapSize = options.initialMapSize
+        var opened: OpaquePointer?
+        while opened == nil {
+            var env: OpaquePointer?
+            let created = mdb_env_create(&env)
+            guard created == 0, let env else {
+                FileMaintenance.leave(presenceFD)
+                throw LatticeError.storage(path: path, code: created, message: "mdb_env_create failed")
+            }
+            mdb_env_set_maxreaders(env, options.maxReaders)
+            mdb_env_set_maxdbs(env, options.maxDatabases)
+            mdb_env_set_mapsize(env, mapSize)
+            let rc = mdb_env_open(env, path, flags, 0o644)
+            if rc == 0 { opened = env; break }
             mdb_env_close(env)
+            if (rc == ENOMEM || rc == EINVAL) && mapSize > 256 << 20 {
+                mapSize = max(mapSize / 4, 256 << 20)
+                continue
+            }
             FileMaintenance.leave(presenceFD)
             switch rc {
             case MDB_INVALID, MDB_VERSION_MISMATCH:
@@ -138,13 +150,14 @@ final class Environment: @unchecked Sendable {
                 throw LatticeError.storage(path: path, code: rc, message: Environment.message(rc))
             }
         }
+        guard let env = opened else { throw LatticeError.storage(path: path, code: -1, message: "mdb_env_open failed") }
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)  // reclaim slots of crashed readers
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         self.handle = env
         self.presenceFD = presenceFD
-        self.state = Mutex(State(mapSize: max(info.me_mapsize, options.initialMapSize)))
+        self.state = Mutex(State(mapSize: info.me_mapsize))
         writerFD = options.readOnly || options.temporary ? -1 : open(path, O_RDWR | O_CLOEXEC)
         writerLock = WriterLock(path: path, fd: writerFD)
         if options.temporary {
