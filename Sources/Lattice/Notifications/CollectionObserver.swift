@@ -317,6 +317,46 @@ extension ClassInfo {
     }
 }
 
+// MARK: - Collection properties
+
+extension ManagedCollection {
+    /// How a collection property of this owner is watched: `elements` reads the elements' identities in
+    /// order, `payload` gives an identity's element payload (a link's object key for collections of
+    /// objects). A modification is a change to an element object (or, without key paths, to an object it
+    /// links to); the elements themselves change only through the owner's collection changes or deletion.
+    func watch<Identity: Hashable>(keyPaths: [String]?, elements: @escaping (Lattice, Int64) throws -> [Identity],
+                                   payload: @escaping (Identity) -> [UInt8]) -> CollectionWatch<Identity> {
+        let owner = self.owner
+        let target = property.target
+        let observed = target.map { ObservedColumns($0, keyPaths: keyPaths) }
+        let ownerClass = info.name
+        let column = property.column
+        return CollectionWatch<Identity>(
+            elements: {
+                guard owner._lattice != nil, !owner.isInvalidated else { return [] }
+                return self.read(elements)
+            },
+            concerns: { _ in true },
+            isModified: { summary, context in
+                { identity in
+                    guard let target, let observed else { return false }
+                    let bytes = payload(identity)
+                    guard !bytes.isEmpty else { return false }
+                    var at = 0
+                    let key = bytes.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
+                    return summary.touched(target.name, key, columns: observed.mask)
+                        || (observed.deep && context.reachesChange(target, key, summary))
+                }
+            },
+            unchangedOrder: { summary, old in
+                guard let changes = summary.changes(of: ownerClass) else { return old }
+                if changes.deleted.contains(owner._key) { return nil }
+                if let mask = changes.modified[owner._key], mask & ChangeSet.columnBit(column) != 0 { return nil }
+                return old
+            })
+    }
+}
+
 // MARK: - List
 
 extension List {
@@ -330,31 +370,8 @@ extension List {
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         let property = managed.property
-        let owner = managed.owner
-        let target = property.target
-        let observed = target.map { ObservedColumns($0, keyPaths: keyPaths) }
-        let watch = CollectionWatch<[UInt8]>(
-            elements: {
-                guard owner._lattice != nil, !owner.isInvalidated else { return [] }
-                return managed.read { lattice, key in try lattice.listPayloads(property, owner: key) }
-            },
-            concerns: { _ in true },
-            isModified: { summary, context in
-                { payload in
-                    guard let target, let observed else { return false }
-                    var at = 0
-                    let key = payload.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
-                    return summary.touched(target.name, key, columns: observed.mask)
-                        || (observed.deep && context.reachesChange(target, key, summary))
-                }
-            },
-            unchangedOrder: { summary, old in
-                // The list's own entries only change through its own collection changes or its owner's deletion.
-                guard let changes = summary.changes(of: managed.info.name) else { return old }
-                if changes.deleted.contains(owner._key) { return nil }
-                if let mask = changes.modified[owner._key], mask & ChangeSet.columnBit(property.column) != 0 { return nil }
-                return old
-            })
+        let watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in try lattice.listPayloads(property, owner: key) },
+                                  payload: { $0 })
         return managed.lattice.register(CollectionObserver(self, watch, block), onError: { block(.error($0)) })
     }
 }

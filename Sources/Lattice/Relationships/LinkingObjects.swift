@@ -36,7 +36,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     }
 
     /// The origin class and its linking property.
-    private var origin: (ClassInfo, PropertyInfo)? {
+    var origin: (ClassInfo, PropertyInfo)? {
         guard let managed, let origin = managed.property.target,
               let name = managed.property.property.originProperty, let property = origin.property(named: name) else { return nil }
         return (origin, property)

@@ -1,0 +1,143 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+final class ObservedShelf: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var labels: MutableSet<String>
+    @Persisted var prices: Map<String, Double>
+    @Persisted var books: Map<String, ObservedBook?>
+}
+
+final class ObservedBook: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var shelf: ObservedShelf?
+    @Persisted var pages = 0
+}
+
+/// Observers on `MutableSet`, `Map` and `LinkingObjects`, with another handle's commits.
+final class PropertyObserverTests: XCTestCase {
+    private var database: TempDatabase!
+    private let types: [Object.Type] = [ObservedShelf.self, ObservedBook.self]
+
+    override func setUp() {
+        super.setUp()
+        database = makeTempDatabase("observe-props")
+    }
+
+    private func spin(_ what: String, file: StaticString = #filePath, line: UInt = #line, until condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(20)
+        while !condition() {
+            if Date() > deadline { XCTFail("timed out waiting for \(what)", file: file, line: line); return }
+            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
+        }
+    }
+
+    private func seeded() throws -> (Lattice, Lattice, ObservedShelf) {
+        let lattice = try database.open(types)
+        try lattice.write { _ = try lattice.create(ObservedShelf.self, value: ["id": 1]) }
+        let other = try database.open(types)
+        return (lattice, other, try XCTUnwrap(lattice.object(ofType: ObservedShelf.self, forPrimaryKey: 1)))
+    }
+
+    func testMutableSetObserverReportsPositions() throws {
+        let (lattice, other, shelf) = try seeded()
+        try lattice.write { shelf.labels.insert(objectsIn: ["b", "d"]) }
+        var changes: [LatticeCollectionChange<MutableSet<String>>] = []
+        let token = shelf.labels.observe { changes.append($0) }
+        spin("initial") { changes.count == 1 }
+        try other.write {
+            let mine = other.object(ofType: ObservedShelf.self, forPrimaryKey: 1)!
+            mine.labels.insert("a")
+            mine.labels.remove("d")
+        }
+        spin("update") { changes.count == 2 }
+        guard case let .update(set, deletions, insertions, modifications) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(Set(set), ["a", "b"])
+        XCTAssertEqual(deletions, [1], "\"d\" was at position 1 of [b, d]")
+        XCTAssertEqual(insertions, [0], "\"a\" is at position 0 of [a, b]")
+        XCTAssertEqual(modifications, [])
+        token.invalidate()
+    }
+
+    func testMapObserverReportsKeys() throws {
+        let (lattice, other, shelf) = try seeded()
+        try lattice.write {
+            shelf.prices["a"] = 1
+            shelf.prices["b"] = 2
+        }
+        var changes: [LatticeMapChange<Map<String, Double>>] = []
+        let token = shelf.prices.observe { changes.append($0) }
+        spin("initial") { changes.count == 1 }
+        try other.write {
+            let mine = other.object(ofType: ObservedShelf.self, forPrimaryKey: 1)!
+            mine.prices["b"] = 20
+            mine.prices["c"] = 3
+            mine.prices.removeValue(forKey: "a")
+        }
+        spin("update") { changes.count == 2 }
+        guard case let .update(map, deletions, insertions, modifications) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(map["b"], 20)
+        XCTAssertEqual(deletions, ["a"])
+        XCTAssertEqual(insertions, ["c"])
+        XCTAssertEqual(modifications, ["b"])
+        token.invalidate()
+    }
+
+    func testMapOfObjectsReportsAChangedObjectAsModifiedKey() throws {
+        let (lattice, other, shelf) = try seeded()
+        try lattice.write { shelf.books["x"] = try lattice.create(ObservedBook.self, value: ["id": 9, "title": "T"]) }
+        var changes: [LatticeMapChange<Map<String, ObservedBook?>>] = []
+        let token = shelf.books.observe { changes.append($0) }
+        spin("initial") { changes.count == 1 }
+        try other.write { other.object(ofType: ObservedBook.self, forPrimaryKey: 9)!.title = "T2" }
+        spin("update") { changes.count == 2 }
+        guard case let .update(_, deletions, insertions, modifications) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(deletions, [])
+        XCTAssertEqual(insertions, [])
+        XCTAssertEqual(modifications, ["x"])
+        token.invalidate()
+    }
+
+    func testLinkingObjectsObserverReportsLinksAndModifications() throws {
+        let lattice = try database.open([LinkedShelf.self, LinkedBook.self])
+        try lattice.write {
+            _ = try lattice.create(LinkedShelf.self, value: ["id": 1])
+        }
+        let other = try database.open([LinkedShelf.self, LinkedBook.self])
+        let shelf = try XCTUnwrap(lattice.object(ofType: LinkedShelf.self, forPrimaryKey: 1))
+        var changes: [LatticeCollectionChange<LinkingObjects<LinkedBook>>] = []
+        let token = shelf.books.observe { changes.append($0) }
+        spin("initial") { changes.count == 1 }
+        try other.write {
+            let target = other.object(ofType: LinkedShelf.self, forPrimaryKey: 1)!
+            _ = try other.create(LinkedBook.self, value: ["id": 1, "title": "a", "shelf": target])
+        }
+        spin("insert") { changes.count == 2 }
+        guard case let .update(books, _, insertions, _) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(books.map(\.title), ["a"])
+        XCTAssertEqual(insertions, [0])
+        try other.write { other.object(ofType: LinkedBook.self, forPrimaryKey: 1)!.title = "b" }
+        spin("modify") { changes.count == 3 }
+        guard case let .update(_, d, i, m) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual([d, i, m], [[], [], [0]])
+        try other.write { other.object(ofType: LinkedBook.self, forPrimaryKey: 1)!.shelf = nil }
+        spin("unlink") { changes.count == 4 }
+        guard case let .update(after, d3, _, _) = changes.last else { return XCTFail("update") }
+        XCTAssertEqual(after.count, 0)
+        XCTAssertEqual(d3, [0])
+        token.invalidate()
+    }
+}
+
+final class LinkedShelf: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(originProperty: "shelf") var books: LinkingObjects<LinkedBook>
+}
+
+final class LinkedBook: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var shelf: LinkedShelf?
+}
