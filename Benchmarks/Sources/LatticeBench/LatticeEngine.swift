@@ -9,6 +9,8 @@ final class PersonObject: Object {
     @Persisted(indexed: true) var age: Int
     @Persisted var score: Double
     @Persisted var created: Date
+    // No initializer or deinitializer of its own: loops may reuse instances (as generated models do).
+    override class var reusesInstancesWhileIterating: Bool { true }
 }
 
 extension Person {

@@ -1,16 +1,20 @@
 /// The state of one write transaction of a handle.
+///
+/// Runtime exclusivity checks are off for its fields (they cost a runtime call on every recorded
+/// change): the context belongs to one handle, used from one isolation domain at a time, and every
+/// access is a short mutation that calls out to no code that could touch the same field.
 final class WriteContext {
     let txn: Transaction
     /// Next object keys of classes without an integer primary key, stored at commit.
-    var sequences: [String: Int64] = [:]
+    @exclusivity(unchecked) var sequences: [String: Int64] = [:]
     /// Objects being added (by identity) and their keys, so cycles of new objects link correctly.
-    var adding: [ObjectIdentifier: Int64] = [:]
+    @exclusivity(unchecked) var adding: [ObjectIdentifier: Int64] = [:]
     /// The update policy of the `add` in progress, applied to the objects it reaches.
-    var addPolicy: Lattice.UpdatePolicy = .error
+    @exclusivity(unchecked) var addPolicy: Lattice.UpdatePolicy = .error
     /// An error raised where Swift cannot throw (a property setter); the transaction fails with it.
-    var pendingError: LatticeError?
+    @exclusivity(unchecked) var pendingError: LatticeError?
     /// What the transaction changed so far.
-    var changes = ChangeSet()
+    @exclusivity(unchecked) var changes = ChangeSet()
 
     init(txn: Transaction) { self.txn = txn }
 }
