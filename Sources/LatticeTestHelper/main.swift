@@ -16,6 +16,7 @@
 //       Opens a snapshot (reads the item count), prints "holding <count>", blocks until stdin closes.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
+//   damage-build, damage-read, damage-verify, open, fill, open-as-nobody: see Damage.swift.
 import Foundation
 import Lattice
 
@@ -173,7 +174,7 @@ func run() throws {
         say("count \(count) sum \(sum)")
 
     default:
-        fail("unknown command '\(arguments[1])'")
+        guard try damageCommand(arguments[1], path, arguments) else { fail("unknown command '\(arguments[1])'") }
     }
 }
 

@@ -226,7 +226,9 @@ public final class Lattice {
             throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata.")
         }
 
+        if stored == nil { env.seals.enable(true) }  // a new file is written in the current format: sealed
         let dbis = try env.openDatabases(databases, create: writable)
+        env.seals.register(dbis)
         if let missing = databases.first(where: { dbis[$0.name] == nil }) {
             throw LatticeError.invalidFile(path: path, reason: "database '\(missing.name)' is missing.")
         }
@@ -238,7 +240,7 @@ public final class Lattice {
             let json = try encoder.encode(schema)
             try env.withWriteTransaction { txn in
                 var format: [UInt8] = []
-                appendLE(FileLayout.formatVersion, to: &format)
+                appendLE(stored?.format ?? FileLayout.formatVersion, to: &format)  // a file keeps its format
                 var version: [UInt8] = []
                 appendLE(configuration.schemaVersion, to: &version)
                 try putMeta(txn, meta, "format", format)
@@ -263,11 +265,17 @@ public final class Lattice {
             throw LatticeError.invalidFile(path: env.path, reason: "it is an LMDB file without Lattice metadata.")
         }
         guard let meta = try env.openDatabases([(FileLayout.meta, false)], create: false)[FileLayout.meta] else { return nil }
+        env.seals.register([FileLayout.meta: meta])
+        // The format says whether values carry checksums, so its own value tells: 4 bytes in format 1,
+        // 8 (sealed) from format 2 on.
+        let format = try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
+            try env.withReadTransaction { txn in try txn.get(meta, k) { try $0.map { try FileCheck.storedFormat($0, key: k, env) } } }
+        }
         return try env.withReadTransaction { txn in
             func value(_ key: String) throws -> [UInt8]? {
                 try Array(key.utf8).withUnsafeBytes { k in try txn.get(meta, k) { $0.map { Array($0) } } }
             }
-            guard let format = try value("format"), let version = try value("schemaVersion"), let json = try value("schema") else {
+            guard let format, let version = try value("schemaVersion"), let json = try value("schema") else {
                 throw LatticeError.invalidFile(path: env.path, reason: "its metadata is incomplete.")
             }
             let schema: Schema
@@ -276,7 +284,7 @@ public final class Lattice {
             } catch {
                 throw LatticeError.invalidFile(path: env.path, reason: "its stored schema cannot be read (\(error)).")
             }
-            return StoredMetadata(format: format.withUnsafeBytes { loadLE($0, as: UInt32.self) },
+            return StoredMetadata(format: format,
                                   version: version.withUnsafeBytes { loadLE($0, as: UInt64.self) }, schema: schema)
         }
     }
@@ -302,7 +310,7 @@ public final class Lattice {
         do {
             return try body(readTransaction())
         } catch {
-            fatalError("Lattice could not read \(what()) from '\(env.path)': \(error)")
+            fatalError(Lattice.stopMessage("reading \(what())", path: env.path, error))
         }
     }
 

@@ -180,6 +180,9 @@ enum FileLayout {
     /// The case-folded index of an indexed String property: same shape as `index`, keyed by the folded string.
     static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
-    /// Current file format version (meta key `format`).
-    static let formatVersion: UInt32 = 1
+    /// Current file format version (meta key `format`). Format 2 seals values with checksums (see
+    /// `Seals`); format 1 files are read and written as they are.
+    static let formatVersion: UInt32 = 2
+    /// The meta key of the format version.
+    static let formatKey = "format"
 }

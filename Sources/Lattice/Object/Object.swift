@@ -98,7 +98,8 @@ open class Object: CustomStringConvertible, Hashable {
         do {
             if let record = try currentRecord(lattice) { return record }
         } catch {
-            fatalError("Reading a '\(_info?.name ?? "\(type(of: self))")' object failed: \(error)")
+            fatalError(Lattice.stopMessage("reading a '\(_info?.name ?? "\(type(of: self))")' object (object key \(_key))",
+                                           path: lattice.env.path, error))
         }
         fatalError("\(LatticeError.objectInvalidated(className: _info?.name ?? "\(type(of: self))"))")
     }

@@ -31,9 +31,14 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
+        lattice.reading("the objects of '\(info?.name ?? "\(Element.self)")'") { _ in try checkedKeys() }
+    }
+
+    /// `keys()` for throwing APIs: a storage error (a damaged record) is thrown instead of stopping.
+    func checkedKeys() throws -> [Int64] {
         guard let info else { return [] }
         if cache.generation == lattice.generation { return cache.keys }
-        cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
+        cache.keys = try evaluateKeys(info, lattice.readTransaction())
         cache.generation = lattice.generation
         return cache.keys
     }

@@ -40,6 +40,8 @@ final class Environment: @unchecked Sendable {
     let path: String
     let handle: OpaquePointer
     let options: EnvironmentOptions
+    /// Which databases hold checksummed values (file format 2).
+    let seals = Seals()
     private let remapLock: UnsafeMutablePointer<pthread_rwlock_t>
     private let writerLock: UnsafeMutablePointer<pthread_mutex_t>
     private let writerFD: Int32
@@ -100,6 +102,8 @@ final class Environment: @unchecked Sendable {
     private init(path: String, options: EnvironmentOptions) throws {
         self.path = path
         self.options = options
+        try FileCheck.checkBeforeOpen(path: path, readOnly: options.readOnly)
+        let lockExisted = FileCheck.exists(path + "-lock")
         var env: OpaquePointer?
         try Environment.check(mdb_env_create(&env), path: path)
         guard let env else { throw LatticeError.storage(path: path, code: -1, message: "mdb_env_create failed") }
@@ -112,14 +116,8 @@ final class Environment: @unchecked Sendable {
         let rc = mdb_env_open(env, path, flags, 0o644)
         if rc != 0 {
             mdb_env_close(env)
-            switch rc {
-            case MDB_INVALID, MDB_VERSION_MISMATCH:
-                throw LatticeError.invalidFile(path: path, reason: "it is not an LMDB environment.")
-            case ENOENT where options.readOnly:
-                throw LatticeError.fileNotFound(path: path)
-            default:
-                throw LatticeError.storage(path: path, code: rc, message: Environment.message(rc))
-            }
+            if !lockExisted { FileCheck.removeStrayLock(path + "-lock") }
+            throw FileCheck.openFailure(rc, path: path, readOnly: options.readOnly)
         }
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)  // reclaim slots of crashed readers
@@ -246,6 +244,8 @@ final class Environment: @unchecked Sendable {
         defer { pthread_mutex_unlock(writerLock) }
         pthread_rwlock_wrlock(remapLock)
         defer { pthread_rwlock_unlock(remapLock) }
+        var fd: Int32 = -1
+        if mdb_env_get_fd(handle, &fd) == 0 { try FileCheck.checkSize(fd: fd, path: path) }  // before mapping more of it
         try check(mdb_env_set_mapsize(handle, 0))
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
@@ -316,6 +316,7 @@ final class Environment: @unchecked Sendable {
     }
 
     static func message(_ rc: Int32) -> String {
+        if let explained = FileCheck.explanation(rc) { return explained }
         if let text = mdb_strerror(rc) { return String(cString: text) }
         return "error \(rc)"
     }

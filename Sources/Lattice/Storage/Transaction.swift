@@ -34,6 +34,11 @@ final class Transaction {
     private var baseID = 0
     /// Pages walked by this read transaction's cursors (nil for the write transaction).
     private let residentPages: ResidentPages?
+    /// By database handle, whether values there end with a checksum (`Seals`), taken when the
+    /// transaction begins: values written are sealed, values read verified and passed on without it.
+    private var sealed: [Bool] = []
+    /// The buffer a value is sealed in before it is written.
+    private var sealBuffer: [UInt8] = []
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
@@ -75,6 +80,7 @@ final class Transaction {
     }
 
     private func begin() throws -> OpaquePointer? {
+        sealed = env.seals.current  // before the snapshot: the file's format is fixed before any commit it applies to
         while true {
             var txn: OpaquePointer?
             // Beginning reads the meta pages inside the map: a reader must not race a re-map by the
@@ -91,6 +97,7 @@ final class Transaction {
     func renew() throws {
         precondition(!isWrite)
         if let txn {
+            sealed = env.seals.current
             let rc = env.withMapShared { mdb_txn_renew(txn) }  // reads the meta pages, as `begin` does
             if rc == 0 { return }
             mdb_txn_abort(txn)
@@ -127,7 +134,7 @@ final class Transaction {
             let rc = mdb_get(txn, dbi, &k, &v)
             if rc == MDB_NOTFOUND { return try body(nil) }
             try env.check(rc)
-            return try body(bytes(v))
+            return try body(isSealed(dbi) ? opened(dbi, key, bytes(v)) : bytes(v))
         }
     }
 
@@ -144,9 +151,23 @@ final class Transaction {
             var cursor: OpaquePointer?
             try env.check(mdb_cursor_open(txn, dbi, &cursor))
             defer { mdb_cursor_close(cursor) }
-            var c = Cursor(handle: cursor, env: env, residentPages: residentPages)
+            var c = Cursor(handle: cursor, env: env, residentPages: residentPages, dbi: dbi, sealed: isSealed(dbi))
             return try body(&c)
         }
+    }
+
+    /// Whether values of `dbi` are sealed in this transaction.
+    @inline(__always)
+    private func isSealed(_ dbi: MDB_dbi) -> Bool {
+        let i = Int(dbi)
+        return i < sealed.count && sealed[i]
+    }
+
+    /// A sealed value without its checksum; throws `corruptFile` when it does not match.
+    @inline(__always)
+    private func opened(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes) throws -> Bytes {
+        guard let value = Checksum.open(key: key, sealed: value) else { throw env.seals.damage(dbi, key: key, path: env.path) }
+        return value
     }
 
     // MARK: Writes
@@ -154,6 +175,16 @@ final class Transaction {
     /// Stores `value` under `key`. With `MDB_NOOVERWRITE` returns false when the key exists.
     @discardableResult
     func put(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32 = 0) throws -> Bool {
+        guard isSealed(dbi) else { return try putValue(dbi, key, value, flags: flags) }
+        var buffer: [UInt8] = []
+        swap(&buffer, &sealBuffer)
+        defer { swap(&buffer, &sealBuffer) }
+        Checksum.seal(key: key, value: value, into: &buffer)
+        return try buffer.withUnsafeBytes { try putValue(dbi, key, $0, flags: flags) }
+    }
+
+    /// `put` of a value as it is stored.
+    private func putValue(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32) throws -> Bool {
         try reserveLog(key, value)
         while true {
             var k = mdbVal(key)
@@ -294,6 +325,9 @@ struct Cursor {
     let handle: OpaquePointer?
     let env: Environment
     let residentPages: ResidentPages?
+    let dbi: MDB_dbi
+    /// Whether the database's values end with a checksum (see `Transaction.sealed`).
+    let sealed: Bool
 
     /// Positions the cursor; returns the entry there, or nil.
     @inline(__always)
@@ -304,7 +338,7 @@ struct Cursor {
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
         residentPages?.note(k, v)
-        return (bytes(k), bytes(v))
+        return (bytes(k), sealed ? try opened(bytes(k), bytes(v)) : bytes(v))
     }
 
     /// Positions at an exact key/value pair of a sorted-duplicates database.
@@ -315,7 +349,15 @@ struct Cursor {
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
         residentPages?.note(k, v)
-        return (bytes(k), bytes(v))
+        return (bytes(k), sealed ? try opened(bytes(k), bytes(v)) : bytes(v))
+    }
+
+    /// A sealed value without its checksum; throws `corruptFile` when it does not match. The cursor stays
+    /// on the entry, so a caller listing damage can move on past it.
+    @inline(__always)
+    private func opened(_ key: Bytes, _ value: Bytes) throws -> Bytes {
+        guard let value = Checksum.open(key: key, sealed: value) else { throw env.seals.damage(dbi, key: key, path: env.path) }
+        return value
     }
 
     /// Number of duplicates at the current key.
