@@ -4,8 +4,10 @@
 //       Writes the fixture below: owners with indexed properties, links, lists, a set and a map, and pets.
 //   damage-read <file>
 //       Opens the file read-only and reads everything: every object and property, lists, sets, maps,
-//       linking objects, lookups by primary key and queries. Prints one digest line per part. A thrown
-//       LatticeError prints "error <description>" and exits with status 3.
+//       lookups by primary key ("objects", "lookups": read from records and collections), linking
+//       objects and queries ("backlinks", "queries": found through backlink and index tables). Prints one
+//       digest line per part (every line too with LATTICE_DAMAGE_FULL=1). A thrown LatticeError prints
+//       "error <description>" and exits with status 3.
 //   damage-verify <file>
 //       Opens the file read-only and prints "problems <n>" (the number `verify()` lists), then each one.
 //   open <file> <ro|rw>
@@ -77,7 +79,11 @@ func reportCrashFrames() {
         Glibc.signal(signal, SIG_DFL)
         raise(signal)
     }
-    action.sa_flags = SA_SIGINFO
+    // Its own stack, so that a stack overflow is reported too.
+    let size = 1 << 16
+    var stack = stack_t(ss_sp: UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16), ss_flags: 0, ss_size: size)
+    sigaltstack(&stack, nil)
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK
     sigaction(SIGSEGV, &action, nil)
     sigaction(SIGBUS, &action, nil)
 }
@@ -140,8 +146,11 @@ func damageBuild(_ path: String, owners: Int) throws {
 struct Digest {
     private(set) var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     private(set) var lines = 0
+    /// LATTICE_DAMAGE_FULL=1 prints every line too (to see what differs).
+    static let full = ProcessInfo.processInfo.environment["LATTICE_DAMAGE_FULL"] == "1"
 
     mutating func add(_ line: String) {
+        if Digest.full { print(line) }
         for byte in line.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         hash = (hash ^ 10) &* 0x100_0000_01b3
         lines += 1

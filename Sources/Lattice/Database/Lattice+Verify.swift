@@ -71,6 +71,34 @@ extension Lattice {
     }
 }
 
+extension Lattice {
+    /// Throws `corruptFile` for a backlink entry whose count cannot be: a to-one link or a set element
+    /// counts once; a list or map of the source holds at most its size (read only for counts above 1),
+    /// so a damaged count never makes `LinkingObjects` list a source billions of times.
+    func checkBacklink(_ target: ClassInfo, key: Int64, id: UInt32, source: Int64, count: Int) throws {
+        if count == 1 { return }
+        let property = target.incoming.first { $0.linkID == id }
+        var limit = 0
+        switch property?.property.collection {
+        case .list?: limit = try ListStore(lattice: self, property: property!, owner: source).count()
+        case .map?: limit = try MapStore(lattice: self, property: property!, owner: source).entries().count
+        default: break
+        }
+        if count < 1 || count > limit {
+            throw LatticeError.corruptFile(path: env.path, reason: "the backlink entry of '\(target.name)' object key \(key) from "
+                + "object key \(source) counts \(count) links, which its source cannot hold.")
+        }
+    }
+}
+
+extension LatticeError {
+    /// A link (or list, set or map entry) naming an object that does not exist: deleting an object clears
+    /// every link to it, so only damage leaves one.
+    static func danglingLink(_ path: String, _ target: ClassInfo, _ key: Int64) -> LatticeError {
+        .corruptFile(path: path, reason: "a link names '\(target.name)' object key \(key), which does not exist.")
+    }
+}
+
 /// The state of one `verify()` run.
 private struct IntegrityCheck {
     var problems: [IntegrityProblem] = []
@@ -93,13 +121,21 @@ private struct IntegrityCheck {
     private mutating func walk(_ txn: Transaction, _ dbi: MDB_dbi, _ name: String, owner: String?,
                                _ body: (inout IntegrityCheck, Bytes, Bytes) -> Void) {
         do {
+            let expected = try txn.count(dbi)
+            var walked = 0
+            defer {
+                // LMDB counts the entries of each database: fewer walked means entries were lost.
+                if walked != expected { report(.unreadableDatabase, name, "\(walked) entries were walked; LMDB counts \(expected).") }
+            }
             try txn.withCursor(dbi) { cursor in
                 var op = MDB_FIRST
                 while true {
                     do {
                         guard let entry = try cursor.move(op) else { break }
+                        walked += 1
                         body(&self, entry.key, entry.value)
                     } catch let LatticeError.corruptFile(_, reason) {
+                        walked += 1
                         report(.damagedValue, name, reason)
                         if let owner, let key = IntegrityCheck.currentKey(cursor), key.count >= 8 {
                             damaged[owner, default: []].insert(Array(key.prefix(8)))

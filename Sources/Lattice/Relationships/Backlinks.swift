@@ -79,6 +79,7 @@ extension Lattice {
                     if let property, id != property.linkID { break }
                     let source = KeyCodec.int(UnsafeRawBufferPointer(rebasing: e.value[4..<12]))
                     let count = Int(UInt32(bigEndian: e.value.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+                    try checkBacklink(info, key: target, id: id, source: source, count: count)
                     out.append((id, source, count))
                     entry = try cursor.move(MDB_NEXT_DUP)
                 }

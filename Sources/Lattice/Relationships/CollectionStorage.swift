@@ -134,27 +134,38 @@ struct ListStore {
         guard index >= 0, index < directory.total else { return nil }
         let (chunk, offset) = locate(index, in: directory)
         let txn = try lattice.readTransaction()
-        return try key(directory.chunks[chunk].id).withUnsafeBytes { k in
+        let entry = directory.chunks[chunk]
+        return try key(entry.id).withUnsafeBytes { k in
             try txn.get(dbi, k) { bytes in
-                guard let bytes, let payload = RecordView(bytes)?.payload(offset) else { return nil }
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count, let payload = view.payload(offset) else {
+                    throw damagedChunk(entry.id, found: bytes)
+                }
                 return try body(payload)
             }
         }
     }
 
-    private func chunk(_ id: UInt32) throws -> [[UInt8]] {
+    /// The payloads of the chunk a directory entry names (which must hold `count` of them).
+    private func chunk(_ entry: (id: UInt32, count: Int)) throws -> [[UInt8]] {
         let txn = try lattice.readTransaction()
-        return try key(id).withUnsafeBytes { k in
+        return try key(entry.id).withUnsafeBytes { k in
             try txn.get(dbi, k) { bytes in
-                guard let bytes, let view = RecordView(bytes) else { return [] }
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else { throw damagedChunk(entry.id, found: bytes) }
                 return (0..<view.count).map { Array(view.payload($0) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
             }
         }
     }
 
+    /// A chunk the directory names that is missing or disagrees with it: the file is damaged (a list
+    /// read never comes back shorter than it is).
+    private func damagedChunk(_ id: UInt32, found bytes: UnsafeRawBufferPointer?) -> LatticeError {
+        .corruptFile(path: lattice.env.path, reason: "list chunk \(id) of object key \(owner) in '\(lattice.env.seals.name(of: dbi))' is "
+            + (bytes == nil ? "missing." : "not what its directory says."))
+    }
+
     /// Every payload, in order.
     func allPayloads() throws -> [[UInt8]] {
-        try directory().chunks.flatMap { try chunk($0.id) }
+        try directory().chunks.flatMap { try chunk($0) }
     }
 
     // MARK: Writes
@@ -239,7 +250,7 @@ struct ListStore {
             existing = payloads
         } else {
             position = chunk
-            existing = try self.chunk(directory.chunks[chunk].id)
+            existing = try self.chunk(directory.chunks[chunk])
             existing.insert(contentsOf: payloads, at: offset)
         }
         var entries: [(id: UInt32, count: Int)] = []
@@ -285,7 +296,7 @@ struct ListStore {
         var (position, offset) = locate(range.lowerBound, in: directory)
         var remaining = range.count
         while remaining > 0 && position < directory.chunks.count {
-            var payloads = try chunk(directory.chunks[position].id)
+            var payloads = try chunk(directory.chunks[position])
             let n = min(remaining, payloads.count - offset)
             removed.append(contentsOf: payloads[offset..<offset + n])
             payloads.removeSubrange(offset..<offset + n)
@@ -309,7 +320,7 @@ struct ListStore {
     func replace(at index: Int, with payload: [UInt8]) throws {
         let directory = try directory()
         let (position, offset) = locate(index, in: directory)
-        var payloads = try chunk(directory.chunks[position].id)
+        var payloads = try chunk(directory.chunks[position])
         let old = payloads[offset]
         payloads[offset] = payload
         try writeChunk(directory.chunks[position].id, payloads[...])

@@ -183,6 +183,49 @@ enum FileCheck {
     }
 }
 
+/// LMDB trusts the sizes in its pages: a damaged one makes it return a value that runs past its page,
+/// or past the end of the file (a read there stops the process with SIGBUS). Every value a read
+/// transaction returns is checked against its page first: a value inside a leaf page must end within it;
+/// a value on overflow pages (it starts right after their 16-byte header) within the pages that header
+/// counts.
+enum ValueBounds {
+    private static let pageHeader = 16
+
+    /// The environment's page size.
+    static func pageSize(_ env: Environment) -> Int {
+        var stat = MDB_stat()
+        mdb_env_stat(env.handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
+    /// Throws `corruptFile` when a key or value (read by a read transaction: `pageSize` > 0) leaves its
+    /// page(s). Keys are never on overflow pages.
+    @inline(__always)
+    static func check(key: MDB_val, value: MDB_val, pageSize: Int, _ env: Environment) throws {
+        guard pageSize > 0 else { return }
+        if let data = key.mv_data, Int(bitPattern: data) & (pageSize - 1) + key.mv_size > pageSize {
+            throw LatticeError.corruptFile(path: env.path, reason: "a key of \(key.mv_size) bytes runs past its page "
+                + "(a damaged page); it was not read.")
+        }
+        try check(value, pageSize: pageSize, env)
+    }
+
+    /// Throws `corruptFile` when `value` (read by a read transaction: `pageSize` > 0) leaves its page(s).
+    @inline(__always)
+    static func check(_ value: MDB_val, pageSize: Int, _ env: Environment) throws {
+        guard pageSize > 0, let data = value.mv_data else { return }
+        let offset = Int(bitPattern: data) & (pageSize - 1)
+        if offset + value.mv_size <= pageSize { return }
+        // Longer than the rest of its page: only an overflow value starts right after a page header.
+        if offset == pageHeader {
+            let pages = Int((data - pageHeader).loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+            if value.mv_size <= pages * pageSize - pageHeader { return }
+        }
+        throw LatticeError.corruptFile(path: env.path, reason: "a value of \(value.mv_size) bytes runs past its page "
+            + "(a damaged page); it was not read.")
+    }
+}
+
 /// Which databases of an environment hold checksummed values (see `Checksum`), for `Transaction`
 /// to seal every value it writes there and verify every value it reads.
 ///
@@ -235,9 +278,12 @@ final class Seals: Sendable {
     /// Which handles are sealed now (a transaction takes it when it begins).
     var current: [Bool] { state.withLock { $0.sealed } }
 
+    /// The name of an opened database.
+    func name(of dbi: MDB_dbi) -> String { state.withLock { $0.names[dbi] } ?? "database \(dbi)" }
+
     /// The error for a value that fails its checksum.
     func damage(_ dbi: MDB_dbi, key: UnsafeRawBufferPointer, path: String) -> LatticeError {
-        let name = state.withLock { $0.names[dbi] } ?? "database \(dbi)"
+        let name = name(of: dbi)
         return .corruptFile(path: path, reason: "the value under \(Seals.describe(key: key, in: name)) in '\(name)' fails its checksum.")
     }
 

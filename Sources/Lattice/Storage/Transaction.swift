@@ -39,6 +39,8 @@ final class Transaction {
     private var sealed: [Bool] = []
     /// The buffer a value is sealed in before it is written.
     private var sealBuffer: [UInt8] = []
+    /// The page size, for `ValueBounds` (0 for the write transaction, whose new pages are not in the map).
+    private let pageSize: Int
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
@@ -47,6 +49,7 @@ final class Transaction {
         self.env = env
         self.isWrite = false
         residentPages = ResidentPages(env: env)
+        pageSize = ValueBounds.pageSize(env)
     }
 
     /// Begins the write transaction. The caller holds the environment's writer lock.
@@ -54,6 +57,7 @@ final class Transaction {
         self.env = env
         self.isWrite = true
         residentPages = nil
+        pageSize = 0
         guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
         ownsWriteClaim = true
         do {
@@ -134,6 +138,7 @@ final class Transaction {
             let rc = mdb_get(txn, dbi, &k, &v)
             if rc == MDB_NOTFOUND { return try body(nil) }
             try env.check(rc)
+            try ValueBounds.check(v, pageSize: pageSize, env)
             return try body(isSealed(dbi) ? opened(dbi, key, bytes(v)) : bytes(v))
         }
     }
@@ -151,7 +156,7 @@ final class Transaction {
             var cursor: OpaquePointer?
             try env.check(mdb_cursor_open(txn, dbi, &cursor))
             defer { mdb_cursor_close(cursor) }
-            var c = Cursor(handle: cursor, env: env, residentPages: residentPages, dbi: dbi, sealed: isSealed(dbi))
+            var c = Cursor(handle: cursor, env: env, residentPages: residentPages, dbi: dbi, sealed: isSealed(dbi), pageSize: pageSize)
             return try body(&c)
         }
     }
@@ -328,6 +333,8 @@ struct Cursor {
     let dbi: MDB_dbi
     /// Whether the database's values end with a checksum (see `Transaction.sealed`).
     let sealed: Bool
+    /// See `Transaction.pageSize`.
+    let pageSize: Int
 
     /// Positions the cursor; returns the entry there, or nil.
     @inline(__always)
@@ -337,6 +344,7 @@ struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
         return (bytes(k), sealed ? try opened(bytes(k), bytes(v)) : bytes(v))
     }
@@ -348,6 +356,7 @@ struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
         return (bytes(k), sealed ? try opened(bytes(k), bytes(v)) : bytes(v))
     }
