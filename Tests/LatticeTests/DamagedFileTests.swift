@@ -71,7 +71,7 @@ final class DamagedFileTests: XCTestCase {
 
     func testDamagedCopiesNeverHangOrReadBackWrongData() throws {
         let db = makeTempDatabase("damage")
-        let build = try ChildRun(["damage-build", db.path, "600"], timeout: 300)
+        let build = try ChildRun(["damage-build", db.path, "500"], timeout: 300)
         XCTAssertEqual(build.stdout, "built\n", "\(build)")
         let original = try Data(contentsOf: db.url)
         let reference = try ChildRun(["damage-read", db.path])

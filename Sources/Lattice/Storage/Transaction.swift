@@ -136,7 +136,10 @@ final class Transaction {
             var k = mdbVal(key)
             var v = MDB_val()
             let rc = mdb_get(txn, dbi, &k, &v)
-            if rc == MDB_NOTFOUND { return try body(nil) }
+            if rc == MDB_NOTFOUND {
+                if isSealed(dbi) { try Cursor.verifyAround(key, txn: txn, dbi: dbi, env: env, pageSize: pageSize) }
+                return try body(nil)
+            }
             try env.check(rc)
             try ValueBounds.check(v, pageSize: pageSize, env)
             return try body(isSealed(dbi) ? opened(dbi, key, bytes(v)) : bytes(v))
@@ -342,6 +345,9 @@ struct Cursor {
         var k = key.map(mdbVal) ?? MDB_val()
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
+        if sealed, let key, op == MDB_SET_RANGE || (op == MDB_SET_KEY && rc == MDB_NOTFOUND) {
+            try Cursor.verifyAround(key, txn: mdb_cursor_txn(handle), dbi: dbi, env: env, pageSize: pageSize)
+        }
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
@@ -359,6 +365,27 @@ struct Cursor {
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
         return (bytes(k), sealed ? try opened(bytes(k), bytes(v)) : bytes(v))
+    }
+
+    /// Damage that changes a key hides its entry from lookups (it now sorts elsewhere) but leaves it where
+    /// a lookup of either key lands: a lookup that finds nothing, and the start of a range, read (and so
+    /// verify) the entry there and the one before it, with a cursor of their own.
+    static func verifyAround(_ key: Bytes, txn: OpaquePointer?, dbi: MDB_dbi, env: Environment, pageSize: Int) throws {
+        var handle: OpaquePointer?
+        try env.check(mdb_cursor_open(txn, dbi, &handle))
+        defer { mdb_cursor_close(handle) }
+        let cursor = Cursor(handle: handle, env: env, residentPages: nil, dbi: dbi, sealed: true, pageSize: pageSize)
+        var k = mdbVal(key)
+        var v = MDB_val()
+        if mdb_cursor_get(handle, &k, &v, MDB_SET_RANGE) == 0 {
+            try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+            _ = try cursor.opened(bytes(k), bytes(v))
+            guard mdb_cursor_get(handle, &k, &v, MDB_PREV) == 0 else { return }
+        } else if mdb_cursor_get(handle, &k, &v, MDB_LAST) != 0 {
+            return
+        }
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+        _ = try cursor.opened(bytes(k), bytes(v))
     }
 
     /// A sealed value without its checksum; throws `corruptFile` when it does not match. The cursor stays
