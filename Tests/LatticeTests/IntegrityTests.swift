@@ -114,8 +114,7 @@ final class IntegrityTests: XCTestCase {
         let other: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 43]
         for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 64, 301] {
             let value = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            var sealed: [UInt8] = []
-            key.withUnsafeBytes { k in value.withUnsafeBytes { Checksum.seal(key: k, value: $0, into: &sealed) } }
+            let sealed = key.withUnsafeBytes { k in value.withUnsafeBytes { Checksum.sealed(key: k, value: $0) } }
             XCTAssertEqual(sealed.count, length + 4)
             func opens(_ bytes: [UInt8], under key: [UInt8]) -> [UInt8]? {
                 key.withUnsafeBytes { k in bytes.withUnsafeBytes { Checksum.open(key: k, sealed: $0).map(Array.init) } }

@@ -281,13 +281,21 @@ enum Checksum {
         guard n > 0, let base = bytes.baseAddress else { return state }
         var h = state
         if n >= 8 {
-            var at = 0
-            while at + 8 <= n {
-                h = (h ^ base.loadUnaligned(fromByteOffset: at, as: UInt64.self)) &* multiplier
-                at += 8
+            // Pointer steps, two words a round: no overflow checks in the loop.
+            let last = base + (n - 8)
+            var p = base
+            while p + 8 <= last {
+                h = (h ^ p.loadUnaligned(as: UInt64.self)) &* multiplier
+                h = (h ^ (p + 8).loadUnaligned(as: UInt64.self)) &* multiplier
+                p += 16
+            }
+            if p <= last {
+                h = (h ^ p.loadUnaligned(as: UInt64.self)) &* multiplier
+                p += 8
             }
             // The last 1 to 7 bytes: the last 8 bytes loaded again, the ones already hashed shifted out.
-            if at < n { h = (h ^ base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) >> UInt64((8 - (n - at)) * 8)) &* multiplier }
+            let rest = (base + n) - p
+            if rest > 0 { h = (h ^ last.loadUnaligned(as: UInt64.self) &>> UInt64(64 - rest * 8)) &* multiplier }
         } else if n >= 4 {
             // Two overlapping 4-byte loads cover 4 to 7 bytes (the length is in the seed).
             let low = UInt64(base.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
@@ -302,13 +310,19 @@ enum Checksum {
         return h
     }
 
-    /// `value` followed by its checksum (little-endian), into `out` (emptied first, capacity kept).
+    /// Writes `value` followed by its checksum (little-endian) to `out`, which has room for both.
     @inline(__always)
-    static func seal(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        let sum = of(key: key, value: value).littleEndian
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: value)
-        withUnsafeBytes(of: sum) { out.append(contentsOf: $0) }
+    static func seal(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer) {
+        if let source = value.baseAddress, !value.isEmpty { out.copyMemory(from: source, byteCount: value.count) }
+        out.storeBytes(of: of(key: key, value: value).littleEndian, toByteOffset: value.count, as: UInt32.self)
+    }
+
+    /// `value` followed by its checksum, as an array.
+    static func sealed(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: value.count + size) { buffer, count in
+            seal(key: key, value: value, to: UnsafeMutableRawPointer(buffer.baseAddress!))
+            count = value.count + size
+        }
     }
 
     /// The value a sealed value holds (without its checksum); nil when the checksum does not match.

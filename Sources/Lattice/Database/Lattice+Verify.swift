@@ -57,17 +57,10 @@ extension Lattice {
         return check.problems
     }
 
-    /// The message a non-throwing read stops the process with when the storage fails.
+    /// The message a non-throwing read stops the process with when the storage fails (the error says
+    /// what happened and, for a damaged file, what to do).
     static func stopMessage(_ what: String, path: String, _ error: Error) -> String {
-        var message = "Lattice stopped while \(what) from '\(path)': \(error)"
-        if case .corruptFile? = error as? LatticeError {
-            // The error's text already says what to do.
-        } else if case let .storage(_, code, _)? = error as? LatticeError, code == MDB_CORRUPTED || code == MDB_PAGE_NOTFOUND {
-            // So does the explanation of these codes.
-        } else {
-            message += " (a property or collection read cannot throw; use a throwing API such as a query to handle the error)"
-        }
-        return message
+        "Lattice stopped while \(what) from '\(path)': \(error)"
     }
 }
 

@@ -203,9 +203,6 @@ public final class Lattice {
 
         var stored = try readMetadata(env)
         if let file = stored {
-            if file.format > FileLayout.formatVersion {
-                throw LatticeError.incompatibleFormatVersion(path: path, found: file.format, supported: FileLayout.formatVersion)
-            }
             if file.version > configuration.schemaVersion {
                 throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
             }
@@ -270,6 +267,10 @@ public final class Lattice {
         // 8 (sealed) from format 2 on.
         let format = try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
             try env.withReadTransaction { txn in try txn.get(meta, k) { try $0.map { try FileCheck.storedFormat($0, key: k, env) } } }
+        }
+        // Before reading anything else: a newer format may store it differently.
+        if let format, format > FileLayout.formatVersion {
+            throw LatticeError.incompatibleFormatVersion(path: env.path, found: format, supported: FileLayout.formatVersion)
         }
         return try env.withReadTransaction { txn in
             func value(_ key: String) throws -> [UInt8]? {

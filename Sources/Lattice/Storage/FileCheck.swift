@@ -203,26 +203,34 @@ enum ValueBounds {
     @inline(__always)
     static func check(key: MDB_val, value: MDB_val, pageSize: Int, _ env: Environment) throws {
         guard pageSize > 0 else { return }
-        if let data = key.mv_data, Int(bitPattern: data) & (pageSize - 1) + key.mv_size > pageSize {
-            throw LatticeError.corruptFile(path: env.path, reason: "a key of \(key.mv_size) bytes runs past its page "
-                + "(a damaged page); it was not read.")
+        let mask = pageSize - 1
+        if Int(bitPattern: key.mv_data) & mask + key.mv_size > pageSize { throw damage(key, "key", env) }
+        if Int(bitPattern: value.mv_data) & mask + value.mv_size > pageSize, !inOverflowPages(value, pageSize) {
+            throw damage(value, "value", env)
         }
-        try check(value, pageSize: pageSize, env)
     }
 
     /// Throws `corruptFile` when `value` (read by a read transaction: `pageSize` > 0) leaves its page(s).
     @inline(__always)
     static func check(_ value: MDB_val, pageSize: Int, _ env: Environment) throws {
-        guard pageSize > 0, let data = value.mv_data else { return }
-        let offset = Int(bitPattern: data) & (pageSize - 1)
-        if offset + value.mv_size <= pageSize { return }
-        // Longer than the rest of its page: only an overflow value starts right after a page header.
-        if offset == pageHeader {
-            let pages = Int((data - pageHeader).loadUnaligned(fromByteOffset: 12, as: UInt32.self))
-            if value.mv_size <= pages * pageSize - pageHeader { return }
+        guard pageSize > 0 else { return }
+        if Int(bitPattern: value.mv_data) & (pageSize - 1) + value.mv_size > pageSize, !inOverflowPages(value, pageSize) {
+            throw damage(value, "value", env)
         }
-        throw LatticeError.corruptFile(path: env.path, reason: "a value of \(value.mv_size) bytes runs past its page "
-            + "(a damaged page); it was not read.")
+    }
+
+    /// Whether a value longer than the rest of its page lies on overflow pages: it then starts right
+    /// after their header, which counts them.
+    @inline(never)
+    private static func inOverflowPages(_ value: MDB_val, _ pageSize: Int) -> Bool {
+        guard let data = value.mv_data, Int(bitPattern: data) & (pageSize - 1) == pageHeader else { return false }
+        let pages = Int((data - pageHeader).loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        return value.mv_size <= pages * pageSize - pageHeader
+    }
+
+    @inline(never)
+    private static func damage(_ item: MDB_val, _ what: String, _ env: Environment) -> LatticeError {
+        .corruptFile(path: env.path, reason: "a \(what) of \(item.mv_size) bytes runs past its page (a damaged page); it was not read.")
     }
 }
 

@@ -37,8 +37,9 @@ final class Transaction {
     /// By database handle, whether values there end with a checksum (`Seals`), taken when the
     /// transaction begins: values written are sealed, values read verified and passed on without it.
     private var sealed: [Bool] = []
-    /// The buffer a value is sealed in before it is written.
-    private var sealBuffer: [UInt8] = []
+    /// The buffer a value is sealed in before it is written (`sealCapacity` bytes).
+    private var sealBuffer: UnsafeMutableRawPointer?
+    private var sealCapacity = 0
     /// The page size, for `ValueBounds` (0 for the write transaction, whose new pages are not in the map).
     private let pageSize: Int
 
@@ -71,6 +72,7 @@ final class Transaction {
     }
 
     deinit {
+        free(sealBuffer)
         if let txn { mdb_txn_abort(txn) }
         releaseWriteClaim()
     }
@@ -184,11 +186,17 @@ final class Transaction {
     @discardableResult
     func put(_ dbi: MDB_dbi, _ key: Bytes, _ value: Bytes, flags: UInt32 = 0) throws -> Bool {
         guard isSealed(dbi) else { return try putValue(dbi, key, value, flags: flags) }
-        var buffer: [UInt8] = []
-        swap(&buffer, &sealBuffer)
-        defer { swap(&buffer, &sealBuffer) }
-        Checksum.seal(key: key, value: value, into: &buffer)
-        return try buffer.withUnsafeBytes { try putValue(dbi, key, $0, flags: flags) }
+        let size = value.count + Checksum.size
+        if size > sealCapacity {
+            let capacity = max(size, 2 * sealCapacity, 256)
+            guard let grown = realloc(sealBuffer, capacity) else {
+                throw LatticeError.storage(path: env.path, code: ENOMEM, message: "Out of memory for a value of \(size) bytes.")
+            }
+            sealBuffer = grown
+            sealCapacity = capacity
+        }
+        Checksum.seal(key: key, value: value, to: sealBuffer!)
+        return try putValue(dbi, key, Bytes(start: sealBuffer, count: size), flags: flags)
     }
 
     /// `put` of a value as it is stored.
