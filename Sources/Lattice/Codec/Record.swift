@@ -281,15 +281,17 @@ enum Checksum {
         guard n > 0, let base = bytes.baseAddress else { return state }
         var h = state
         if n >= 8 {
-            // Pointer steps, two words a round: no overflow checks in the loop.
+            // Pointer steps, four words a round: no overflow checks in the loop.
             let last = base + (n - 8)
             var p = base
-            while p + 8 <= last {
+            while p + 24 <= last {
                 h = (h ^ p.loadUnaligned(as: UInt64.self)) &* multiplier
-                h = (h ^ (p + 8).loadUnaligned(as: UInt64.self)) &* multiplier
-                p += 16
+                h = (h ^ p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) &* multiplier
+                h = (h ^ p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)) &* multiplier
+                h = (h ^ p.loadUnaligned(fromByteOffset: 24, as: UInt64.self)) &* multiplier
+                p += 32
             }
-            if p <= last {
+            while p <= last {
                 h = (h ^ p.loadUnaligned(as: UInt64.self)) &* multiplier
                 p += 8
             }

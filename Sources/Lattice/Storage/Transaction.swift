@@ -353,9 +353,7 @@ struct Cursor {
         var k = key.map(mdbVal) ?? MDB_val()
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
-        if sealed, let key, op == MDB_SET_RANGE || (op == MDB_SET_KEY && rc == MDB_NOTFOUND) {
-            try Cursor.verifyAround(key, txn: mdb_cursor_txn(handle), dbi: dbi, env: env, pageSize: pageSize)
-        }
+        if sealed && (op == MDB_SET_RANGE || (op == MDB_SET_KEY && rc == MDB_NOTFOUND)) { try verifyAround(key) }
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
@@ -373,6 +371,13 @@ struct Cursor {
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
         return (bytes(k), sealed ? try opened(bytes(k), bytes(v)) : bytes(v))
+    }
+
+    /// `verifyAround` for this cursor's database (kept out of line: `move` is inlined into every loop).
+    @inline(never)
+    private func verifyAround(_ key: Bytes?) throws {
+        guard let key else { return }
+        try Cursor.verifyAround(key, txn: mdb_cursor_txn(handle), dbi: dbi, env: env, pageSize: pageSize)
     }
 
     /// Damage that changes a key hides its entry from lookups (it now sorts elsewhere) but leaves it where
@@ -397,8 +402,8 @@ struct Cursor {
     }
 
     /// A sealed value without its checksum; throws `corruptFile` when it does not match. The cursor stays
-    /// on the entry, so a caller listing damage can move on past it.
-    @inline(__always)
+    /// on the entry, so a caller listing damage can move on past it. (Out of line: `move` stays small.)
+    @inline(never)
     private func opened(_ key: Bytes, _ value: Bytes) throws -> Bytes {
         guard let value = Checksum.open(key: key, sealed: value) else { throw env.seals.damage(dbi, key: key, path: env.path) }
         return value
