@@ -347,8 +347,9 @@ struct Cursor {
     /// See `Transaction.pageSize`.
     let pageSize: Int
 
-    /// Positions the cursor; returns the entry there, or nil.
-    @inline(__always)
+    /// Positions the cursor; returns the entry there, or nil. (Transparent: inlined into every loop even
+    /// now that it verifies what it returns.)
+    @_transparent
     mutating func move(_ op: MDB_cursor_op, key: Bytes? = nil) throws -> (key: Bytes, value: Bytes)? {
         var k = key.map(mdbVal) ?? MDB_val()
         var v = MDB_val()
@@ -402,8 +403,8 @@ struct Cursor {
     }
 
     /// A sealed value without its checksum; throws `corruptFile` when it does not match. The cursor stays
-    /// on the entry, so a caller listing damage can move on past it. (Out of line: `move` stays small.)
-    @inline(never)
+    /// on the entry, so a caller listing damage can move on past it.
+    @inline(__always)
     private func opened(_ key: Bytes, _ value: Bytes) throws -> Bytes {
         guard let value = Checksum.open(key: key, sealed: value) else { throw env.seals.damage(dbi, key: key, path: env.path) }
         return value
