@@ -46,6 +46,7 @@
 //   schema-watch <file>
 //       Opens the file with the schema stored in it, prints "ready", waits for a line, then tries a
 //       write and prints "ok" or the error.
+//   damage-build, damage-read, damage-verify, open, fill, open-as-nobody: see Damage.swift.
 import Foundation
 import Lattice
 
@@ -318,7 +319,7 @@ func run() throws {
         }
 
     default:
-        fail("unknown command '\(arguments[1])'")
+        guard try damageCommand(arguments[1], path, arguments) else { fail("unknown command '\(arguments[1])'") }
     }
 }
 

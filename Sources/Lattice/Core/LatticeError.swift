@@ -7,6 +7,13 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case fileNotFound(path: String)
     /// The file exists but is not a Lattice database (or is damaged beyond opening).
     case invalidFile(path: String, reason: String)
+    /// The file is a Lattice database, but part of it is damaged: a value fails its checksum, or the file
+    /// is shorter than its own last page. `reason` names the database and key, or the sizes. Nothing
+    /// damaged is returned as data; ``Lattice/verify()`` lists every damaged place.
+    case corruptFile(path: String, reason: String)
+    /// The operating system refused access to the file or its directory (for example a read-write open
+    /// of a file this user may only read). `operation` says what was attempted.
+    case permissionDenied(path: String, operation: String)
     /// The file was written by a newer (or unknown) Lattice file format.
     case incompatibleFormatVersion(path: String, found: UInt32, supported: UInt32)
     /// The file's stored schema differs from the configuration's at the same schema version.
@@ -77,6 +84,12 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "No database file at '\(path)' (a read-only handle never creates one)."
         case let .invalidFile(path, reason):
             return "'\(path)' is not a Lattice database: \(reason)"
+        case let .corruptFile(path, reason):
+            return "'\(path)' is damaged: \(reason) Nothing damaged was returned. Run `Lattice.verify()` on the file to list "
+                + "every damaged place, and restore it from a backup."
+        case let .permissionDenied(path, operation):
+            return "Permission denied: cannot \(operation) '\(path)'. Check the permissions of the file and its directory "
+                + "(and its '-lock' file), or open it read-only (Configuration.readOnly)."
         case let .incompatibleFormatVersion(path, found, supported):
             return "'\(path)' has file format version \(found); this Lattice reads up to version \(supported)."
         case let .schemaMismatch(path, differences):

@@ -90,7 +90,8 @@ public final class Lattice {
             // for a migration's tables). A dynamic handle does not know its classes before opening.
             maxDatabases: UInt32(max(FileLayout.databases(for: declared).count * 4, dynamic ? 1024 : 128)),
             residentScanBytes: configuration.residentScanBytes,
-            growthWaitSeconds: configuration.growthWaitSeconds)
+            growthWaitSeconds: configuration.growthWaitSeconds,
+            sealPolicy: SealedTables())
         if let decide = configuration.shouldCompactOnLaunch, !configuration.readOnly, configuration.inMemoryIdentifier == nil {
             try Lattice.compactOnLaunch(path: path, decide)
         }
@@ -282,9 +283,6 @@ public final class Lattice {
             var stored = try readMetadata(env)
             var mustWrite = stored == nil
             if let file = stored {
-                if file.format > FileLayout.formatVersion {
-                    throw LatticeError.incompatibleFormatVersion(path: path, found: file.format, supported: FileLayout.formatVersion)
-                }
                 if file.version > configuration.schemaVersion {
                     throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
                 }
@@ -328,6 +326,7 @@ public final class Lattice {
             }
             guard locked else { continue }
 
+            if stored == nil { env.seals.enable(true) }  // a new file is written in the current format: sealed
             let tables = try env.openTables(databases, create: true)
             guard let meta = tables[FileLayout.meta] else {
                 throw LatticeError.invalidFile(path: path, reason: "its metadata database is missing.")
@@ -338,7 +337,7 @@ public final class Lattice {
             let json = try encoder.encode(schema)
             try env.withWriteTransaction { txn in
                 var format: [UInt8] = []
-                appendLE(FileLayout.formatVersion, to: &format)
+                appendLE(stored?.format ?? FileLayout.formatVersion, to: &format)  // a file keeps its format
                 var version: [UInt8] = []
                 appendLE(configuration.schemaVersion, to: &version)
                 try putMeta(txn, meta, "format", format)
@@ -364,14 +363,26 @@ public final class Lattice {
             throw LatticeError.invalidFile(path: env.path, reason: "it is an LMDB file without Lattice metadata.")
         }
         guard let meta = try env.openTables([(FileLayout.meta, false)], create: false)[FileLayout.meta] else { return nil }
+        // The format says whether values carry checksums, so its own value tells: 4 bytes in format 1,
+        // 8 (sealed) from format 2 on. Read before anything else: a newer format may store it differently.
+        let format = try env.withReadTransaction { txn -> UInt32?? in
+            // The tables are created (and committed) just before the metadata: an empty metadata table is a
+            // file another thread or process is creating, or whose creator died before finishing.
+            if try txn.count(meta) == 0 { return .none }
+            return try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
+                let sealed = FileLayout.firstSealedFormat...FileLayout.formatVersion
+                return try txn.get(meta, k) { try $0.map { try FileCheck.storedFormat($0, key: k, sealed: sealed, env) } }
+            }
+        }
+        guard let format else { return nil }
+        if let format, format > FileLayout.formatVersion {
+            throw LatticeError.incompatibleFormatVersion(path: env.path, found: format, supported: FileLayout.formatVersion)
+        }
         return try env.withReadTransaction { txn in
             func value(_ key: String) throws -> [UInt8]? {
                 try Array(key.utf8).withUnsafeBytes { k in try txn.get(meta, k) { $0.map { Array($0) } } }
             }
-            // The tables are created (and committed) just before the metadata: an empty metadata table is a
-            // file another thread or process is creating, or whose creator died before finishing.
-            if try txn.count(meta) == 0 { return nil }
-            guard let format = try value("format"), let version = try value("schemaVersion"), let json = try value("schema") else {
+            guard let format, let version = try value("schemaVersion"), let json = try value("schema") else {
                 throw LatticeError.invalidFile(path: env.path, reason: "its metadata is incomplete.")
             }
             let schema: Schema
@@ -380,7 +391,7 @@ public final class Lattice {
             } catch {
                 throw LatticeError.invalidFile(path: env.path, reason: "its stored schema cannot be read (\(error)).")
             }
-            return StoredMetadata(format: format.withUnsafeBytes { loadLE($0, as: UInt32.self) },
+            return StoredMetadata(format: format,
                                   version: version.withUnsafeBytes { loadLE($0, as: UInt64.self) }, schema: schema)
         }
     }
@@ -446,7 +457,7 @@ public final class Lattice {
         do {
             return try synchronized { try body(readTransaction()) }
         } catch {
-            fatalError("Lattice could not read \(what()) from '\(env.path)': \(error)")
+            fatalError(Lattice.stopMessage("reading \(what())", path: env.path, error))
         }
     }
 

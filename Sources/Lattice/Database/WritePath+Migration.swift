@@ -114,15 +114,13 @@ extension Lattice {
         if let value = try meta.value(txn, "seq:" + old) { try meta.set(txn, "seq:" + new, value) }
     }
 
-    /// Stores the migrated schema and version (the last step of a migration).
+    /// Stores the migrated schema and version (the last step of a migration). The file keeps its format
+    /// version: a format-1 file stays unsealed.
     func storeSchema(_ json: [UInt8], version: UInt64) throws {
         guard let txn = writer?.txn else { return }
         let meta = MetaTable(table: metaTable)
-        var format: [UInt8] = []
-        appendLE(FileLayout.formatVersion, to: &format)
         var versionBytes: [UInt8] = []
         appendLE(version, to: &versionBytes)
-        try meta.set(txn, "format", format)
         try meta.set(txn, "schemaVersion", versionBytes)
         try meta.set(txn, "schema", json)
     }

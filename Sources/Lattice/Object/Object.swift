@@ -126,9 +126,12 @@ open class Object: CustomStringConvertible, Hashable {
         do {
             if let record = try currentRecord(lattice) { return record }
         } catch {
-            fatalError("Reading a '\(_info?.name ?? "\(type(of: self))")' object failed: \(error)")
+            fatalError(Lattice.stopMessage("reading a '\(_info?.name ?? "\(type(of: self))")' object (object key \(_key))",
+                                           path: lattice.env.path, error))
         }
-        fatalError("\(LatticeError.objectInvalidated(className: _info?.name ?? "\(type(of: self))"))")
+        // Objects reached through a link or backlink that names a missing object land here too.
+        fatalError("\(LatticeError.objectInvalidated(className: _info?.name ?? "\(type(of: self))")) (object key \(_key) in "
+            + "'\(lattice.env.path)'; if nothing deleted it, the file may be damaged: run `Lattice.verify()` on it)")
     }
 
     /// A property's value from the cached record. Inlined into the accessors of client models: a read

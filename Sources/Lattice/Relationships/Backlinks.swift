@@ -4,7 +4,9 @@ extension Lattice {
     /// number of links).
     func backlinks(of info: ClassInfo, key target: Int64, through property: PropertyInfo? = nil) throws -> [(id: UInt32, source: Int64, count: Int)] {
         guard let table = info.backlinkTable else { return [] }
-        return try BacklinkTable(table: table).entries(readTransaction(), target: target, linkID: property?.linkID)
-            .map { ($0.linkID, $0.source, $0.count) }
+        return try BacklinkTable(table: table).entries(readTransaction(), target: target, linkID: property?.linkID).map {
+            try checkBacklink(info, key: target, id: $0.linkID, source: $0.source, count: $0.count)
+            return ($0.linkID, $0.source, $0.count)
+        }
     }
 }

@@ -71,7 +71,11 @@ extension Lattice {
         guard !payload.isEmpty, let info = target ?? classInfo(type) else { return nil }
         let key = Int64._latticeDecode(payload)
         if Lattice.resolvesLinksUnread { return materialize(type, info, key: key, record: nil) }
-        guard let record = reading("a linked '\(info.name)'", { _ in try fetchRecord(info, key: key) }) else { return nil }
+        // Deleting an object clears every link to it: a link to a missing object means a damaged file.
+        let record = reading("a linked '\(info.name)'") { _ in
+            guard let record = try fetchRecord(info, key: key) else { throw LatticeError.danglingLink(env.path, info, key) }
+            return record
+        }
         return materialize(type, info, key: key, record: record)
     }
 

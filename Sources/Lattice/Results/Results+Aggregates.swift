@@ -42,7 +42,7 @@ extension Results {
         guard let property, let column = ScalarColumn(property) else { return (t, []) }
         let txn = try lattice.readTransaction()
         var values: [ScalarValue] = []
-        for key in keys() {
+        for key in try checkedKeys() {
             let v = try KeyCodec.withObjectKey(key) { k in
                 try txn.get(info.objectsTable, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(column.column), column) }
             }

@@ -35,10 +35,19 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
+        do {
+            return try checkedKeys()
+        } catch {
+            fatalError(Lattice.stopMessage("reading the objects of '\(info?.name ?? "\(Element.self)")'", path: lattice.env.path, error))
+        }
+    }
+
+    /// `keys()` for throwing APIs: a storage error (a damaged record) is thrown instead of stopping.
+    func checkedKeys() throws -> [Int64] {
         guard let info else { return [] }
-        return lattice.synchronized {
+        return try lattice.synchronized {
             if cache.generation == lattice.generation { return cache.keys }
-            cache.keys = lattice.reading("the objects of '\(info.name)'") { txn in try evaluateKeys(info, txn) }
+            cache.keys = try evaluateKeys(info, lattice.readTransaction())
             cache.generation = lattice.generation
             return cache.keys
         }

@@ -2,22 +2,40 @@ import CLMDB
 
 /// A cursor over one table, valid inside `Transaction.withCursor`. Keys and values it returns are
 /// lent by the map: valid until the cursor moves on or its snapshot ends.
+///
+/// Every entry it returns is checked first: key and value must lie within their page(s) (`ValueBounds`),
+/// and in a sealed table (`Seals`) the value must pass its checksum, which is stripped.
 struct Cursor {
     let handle: OpaquePointer?
     let env: Environment
     let residentPages: ResidentPages?
+    let table: Table
+    /// Whether the table's values end with a checksum (see `Transaction.sealed`).
+    let sealed: Bool
+    /// See `Transaction.pageSize`.
+    let pageSize: Int
 
     typealias Entry = (key: Bytes, value: Bytes)
 
+    // Always inlined: it is the step of every scan loop, and the checks it now makes are cheap (their
+    // cold paths are out of line).
     @inline(__always)
     private mutating func move(_ op: MDB_cursor_op, key: Bytes? = nil) throws -> Entry? {
         var k = key.map(mdbVal) ?? MDB_val()
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
+        if sealed && (op == MDB_SET_RANGE || (op == MDB_SET_KEY && rc == MDB_NOTFOUND)) { try verifyAround(key) }
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
+        return try entry(k, v)
+    }
+
+    /// The checked entry at `k`/`v`.
+    @inline(__always)
+    private func entry(_ k: MDB_val, _ v: MDB_val) throws -> Entry {
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
-        return (bytes(k), bytes(v))
+        return (bytes(k), sealed ? try Cursor.opened(table, bytes(k), bytes(v), env) : bytes(v))
     }
 
     /// The first entry of the table.
@@ -47,8 +65,16 @@ struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, MDB_GET_BOTH_RANGE)
         if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
-        residentPages?.note(k, v)
-        return (bytes(k), bytes(v))
+        return try entry(k, v)
+    }
+
+    /// The key at the cursor, read without its value (for listing damage: the value may fail its checksum).
+    func currentKey() -> [UInt8]? {
+        var k = MDB_val()
+        var v = MDB_val()
+        guard mdb_cursor_get(handle, &k, &v, MDB_GET_CURRENT) == 0 else { return nil }
+        if pageSize > 0, Int(bitPattern: k.mv_data) & (pageSize - 1) + k.mv_size > pageSize { return nil }
+        return Array(bytes(k))
     }
 
     /// Number of duplicates at the current key.
@@ -56,5 +82,47 @@ struct Cursor {
         var n: Int = 0
         try env.check(mdb_cursor_count(handle, &n))
         return n
+    }
+
+    // MARK: Verification
+
+    /// `verifyAround` for this cursor's table (kept out of line: `move` is inlined into every loop).
+    @inline(never)
+    private func verifyAround(_ key: Bytes?) throws {
+        guard let key else { return }
+        try Cursor.verifyAround(key, txn: mdb_cursor_txn(handle), table: table, env: env, pageSize: pageSize)
+    }
+
+    /// Damage that changes a key hides its entry from lookups (it now sorts elsewhere) but leaves it where
+    /// a lookup of either key lands: a lookup that finds nothing, and the start of a range, read (and so
+    /// verify) the entry there and the one before it, with a cursor of their own.
+    static func verifyAround(_ key: Bytes, txn: OpaquePointer?, table: Table, env: Environment, pageSize: Int) throws {
+        var handle: OpaquePointer?
+        try env.check(mdb_cursor_open(txn, table.id, &handle))
+        defer { mdb_cursor_close(handle) }
+        var k = mdbVal(key)
+        var v = MDB_val()
+        if mdb_cursor_get(handle, &k, &v, MDB_SET_RANGE) == 0 {
+            try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+            _ = try opened(table, bytes(k), bytes(v), env)
+            guard mdb_cursor_get(handle, &k, &v, MDB_PREV) == 0 else { return }
+        } else if mdb_cursor_get(handle, &k, &v, MDB_LAST) != 0 {
+            return
+        }
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+        _ = try opened(table, bytes(k), bytes(v), env)
+    }
+
+    /// A sealed value without its checksum; throws `corruptFile` when it does not match. A cursor stays
+    /// on the entry, so a caller listing damage can move on past it.
+    @inline(__always)
+    static func opened(_ table: Table, _ key: Bytes, _ value: Bytes, _ env: Environment) throws -> Bytes {
+        guard let value = Checksum.open(key: key, sealed: value) else { throw damage(table, key, env) }
+        return value
+    }
+
+    @inline(never)
+    private static func damage(_ table: Table, _ key: Bytes, _ env: Environment) -> LatticeError {
+        env.seals.damage(table, key: key, path: env.path)
     }
 }

@@ -18,6 +18,8 @@ struct EnvironmentOptions: Sendable {
     var residentScanBytes = 16 << 20
     /// How long growing the map waits for this process's read snapshots to end.
     var growthWaitSeconds = 10
+    /// Which tables seal their values in a sealed file (see `Seals`); nil: none.
+    var sealPolicy: (any SealPolicy)?
 }
 
 /// The one LMDB environment of a database file in this process.
@@ -46,6 +48,8 @@ final class Environment: @unchecked Sendable {
     let writerLock: WriterLock
     /// Read snapshots open in this process (see the type's documentation).
     let gate = SnapshotGate()
+    /// Which tables hold checksummed values (file format 2).
+    let seals: Seals
     private let writerFD: Int32
 
     private struct State {
@@ -113,6 +117,9 @@ final class Environment: @unchecked Sendable {
     private init(path: String, options: EnvironmentOptions) throws {
         self.path = path
         self.options = options
+        seals = Seals(policy: options.sealPolicy)
+        try FileCheck.checkBeforeOpen(path: path, readOnly: options.readOnly)
+        let lockExisted = FileCheck.exists(FileMaintenance.lockPath(path))
         var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         if options.temporary { flags |= UInt32(MDB_NOSYNC) }
@@ -141,14 +148,8 @@ final class Environment: @unchecked Sendable {
                 continue
             }
             FileMaintenance.leave(presenceFD)
-            switch rc {
-            case MDB_INVALID, MDB_VERSION_MISMATCH:
-                throw LatticeError.invalidFile(path: path, reason: "it is not an LMDB environment.")
-            case ENOENT where options.readOnly:
-                throw LatticeError.fileNotFound(path: path)
-            default:
-                throw LatticeError.storage(path: path, code: rc, message: Environment.message(rc))
-            }
+            if !lockExisted { FileCheck.removeStrayLock(FileMaintenance.lockPath(path)) }
+            throw FileCheck.openFailure(rc, path: path, readOnly: options.readOnly)
         }
         guard let env = opened else { throw LatticeError.storage(path: path, code: -1, message: "mdb_env_open failed") }
         var dead: Int32 = 0
@@ -205,6 +206,7 @@ final class Environment: @unchecked Sendable {
                 }
                 // Committing (even a read-only transaction) keeps the new handles; aborting would close them.
                 try check(mdb_txn_commit(txn))
+                seals.register(state.tables)
             }
             return state.tables.filter { name, _ in specs.contains { $0.name == name } }
         }
@@ -242,6 +244,8 @@ final class Environment: @unchecked Sendable {
     /// snapshot of this process is open; a write transaction of another thread may still be running, so
     /// this retries for a while until it ends.
     func adoptMapSize() throws {
+        var fd: Int32 = -1
+        if mdb_env_get_fd(handle, &fd) == 0 { try FileCheck.checkSize(fd: fd, path: path) }  // before mapping more of it
         for _ in 0..<500 {
             let rc = mdb_env_set_mapsize(handle, 0)
             if rc == 0 { noteMapSize(); return }
@@ -320,6 +324,7 @@ final class Environment: @unchecked Sendable {
     }
 
     static func message(_ rc: Int32) -> String {
+        if let explained = FileCheck.explanation(rc) { return explained }
         if let text = mdb_strerror(rc) { return String(cString: text) }
         return "error \(rc)"
     }

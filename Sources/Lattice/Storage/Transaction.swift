@@ -41,6 +41,16 @@ final class Transaction {
     private let owner: pthread_t
     /// Pages walked by this read transaction's cursors (nil for the write transaction).
     private let residentPages: ResidentPages?
+    /// By table id, whether values there end with a checksum (`Seals`), taken when the snapshot or write
+    /// transaction begins: values written are sealed, values read verified and passed on without it.
+    private var sealed: [Bool] = []
+    /// Whether the file seals its values (`sealed` may then miss a table opened after it was taken).
+    private var fileSealed = false
+    /// The buffer a value is sealed in before it is written (`sealCapacity` bytes).
+    private var sealBuffer: UnsafeMutableRawPointer?
+    private var sealCapacity = 0
+    /// The page size, for `ValueBounds` (0 for the write transaction, whose new pages are not in the map).
+    private let pageSize: Int
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
@@ -54,6 +64,7 @@ final class Transaction {
         self.isWrite = false
         owner = pthread_self()
         residentPages = ResidentPages(env: env)
+        pageSize = ValueBounds.pageSize(env)
         try renew()
         reset()
     }
@@ -64,6 +75,8 @@ final class Transaction {
         self.isWrite = true
         owner = pthread_self()
         residentPages = nil
+        pageSize = 0
+        takeSeals()
         guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
         ownsWriteClaim = true
         do {
@@ -78,6 +91,7 @@ final class Transaction {
 
     deinit {
         abort()
+        free(sealBuffer)
     }
 
     /// Whether this (write) transaction holds the environment's write-transaction claim.
@@ -107,6 +121,7 @@ final class Transaction {
     func renew() throws {
         precondition(!isWrite)
         if snapshotOpen { reset() }
+        takeSeals()  // before the snapshot: the file's format is fixed before any commit it sees
         try env.gate.enter { waitForNoSnapshot in
             while true {
                 var rc: Int32
@@ -159,9 +174,32 @@ final class Transaction {
         var k = mdbVal(key)
         var v = MDB_val()
         let rc = mdb_get(txn, table.id, &k, &v)
-        if rc == MDB_NOTFOUND { return try body(nil) }
+        if rc == MDB_NOTFOUND {
+            if isSealed(table) { try Cursor.verifyAround(key, txn: txn, table: table, env: env, pageSize: pageSize) }
+            return try body(nil)
+        }
         try env.check(rc)
-        return try body(bytes(v))
+        try ValueBounds.check(v, pageSize: pageSize, env)
+        return try body(isSealed(table) ? Cursor.opened(table, key, bytes(v), env) : bytes(v))
+    }
+
+    /// Whether values of `table` are sealed in this transaction.
+    @inline(__always)
+    private func isSealed(_ table: Table) -> Bool {
+        let i = Int(table.id)
+        if i < sealed.count { return sealed[i] }
+        return fileSealed && sealedLate(i)
+    }
+
+    /// `isSealed` of a table opened after the transaction began.
+    @inline(never)
+    private func sealedLate(_ i: Int) -> Bool {
+        takeSeals()
+        return i < sealed.count && sealed[i]
+    }
+
+    private func takeSeals() {
+        (fileSealed, sealed) = env.seals.current
     }
 
     /// Number of entries in `table` (O(1)).
@@ -193,7 +231,7 @@ final class Transaction {
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
         defer { mdb_cursor_close(cursor) }
-        var c = Cursor(handle: cursor, env: env, residentPages: residentPages)
+        var c = Cursor(handle: cursor, env: env, residentPages: residentPages, table: table, sealed: isSealed(table), pageSize: pageSize)
         return try body(&c)
     }
 
@@ -212,6 +250,23 @@ final class Transaction {
     @discardableResult
     func put(_ table: Table, _ key: Bytes, _ value: Bytes, mode: PutMode = .upsert) throws -> Bool {
         try checkThread("A write")
+        guard isSealed(table) else { return try putValue(table, key, value, mode: mode) }
+        let size = value.count + Checksum.size
+        if size > sealCapacity {
+            let capacity = max(size, 2 * sealCapacity, 256)
+            guard let grown = realloc(sealBuffer, capacity) else {
+                throw LatticeError.storage(path: env.path, code: ENOMEM, message: "Out of memory for a value of \(size) bytes.")
+            }
+            sealBuffer = grown
+            sealCapacity = capacity
+        }
+        guard let buffer = sealBuffer else { throw LatticeError.storage(path: env.path, code: ENOMEM, message: "Out of memory.") }
+        Checksum.seal(key: key, value: value, to: buffer)
+        return try putValue(table, key, Bytes(start: buffer, count: size), mode: mode)
+    }
+
+    /// `put` of a value as it is stored.
+    private func putValue(_ table: Table, _ key: Bytes, _ value: Bytes, mode: PutMode) throws -> Bool {
         try reserveLog(key, value)
         let flags: UInt32
         switch mode {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Names of the tables (LMDB databases) inside a Lattice file (see the *File Format* article).
 enum FileLayout {
     static let meta = "meta"
@@ -44,6 +46,43 @@ enum FileLayout {
     /// The case-folded index of an indexed String property: same shape as `index`, keyed by the folded string.
     static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
-    /// Current file format version (meta key `format`).
-    static let formatVersion: UInt32 = 1
+    /// Current file format version (meta key `format`). Format 2 seals values with checksums
+    /// (`SealedTables`); format 1 files are read and written as they are.
+    static let formatVersion: UInt32 = 2
+    /// The first format whose values carry checksums.
+    static let firstSealedFormat: UInt32 = 2
+    /// The meta key of the format version.
+    static let formatKey = "format"
+}
+
+/// The tables whose values end with a checksum in a file of format 2: `meta`, `changes` and the object
+/// (`o:`), List (`l:`), set (`s:`) and map (`m:`) tables. Index (`i:`, `f:`) and backlink (`b:`) entries
+/// carry none: they are derived from the records, and `Lattice.verify()` checks them against the records.
+struct SealedTables: SealPolicy {
+    func seals(_ name: String) -> Bool {
+        name == FileLayout.meta || name == FileLayout.changes
+            || name.hasPrefix("o:") || name.hasPrefix("l:") || name.hasPrefix("s:") || name.hasPrefix("m:")
+    }
+
+    func describe(key: UnsafeRawBufferPointer, in name: String) -> String {
+        SealedTables.describe(key: key, in: name)
+    }
+
+    /// A key as the message of a damaged value names it.
+    static func describe(key: UnsafeRawBufferPointer, in name: String) -> String {
+        if name.hasPrefix("o:") && key.count == 8 { return "object key \(KeyCodec.int(key))" }
+        if name.hasPrefix("l:") && key.count == 12 {
+            let chunk = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            return chunk == 0 ? "the list directory of object key \(KeyCodec.int(key))"
+                : "list chunk \(chunk) of object key \(KeyCodec.int(key))"
+        }
+        if (name.hasPrefix("s:") || name.hasPrefix("m:")) && key.count >= 8 {
+            return "an entry of object key \(KeyCodec.int(UnsafeRawBufferPointer(rebasing: key[0..<8])))"
+        }
+        if name == FileLayout.meta { return "'\(String(decoding: key, as: UTF8.self))'" }
+        if name == FileLayout.changes && key.count == 8 {
+            return "the entry of transaction \(UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))"
+        }
+        return "key " + key.prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
 }

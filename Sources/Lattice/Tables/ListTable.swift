@@ -29,22 +29,37 @@ struct ListTable {
         return key
     }
 
-    /// Decodes the directory (empty when the list has no entry).
+    /// Decodes the directory (empty when the list has no entry); throws `corruptFile` when it does not decode.
     func directory(_ txn: Transaction) throws -> Directory {
         try key(0).withUnsafeBytes { k in
             try txn.get(table, k) { bytes -> Directory in
-                var directory = Directory()
-                guard let bytes else { return directory }
-                var at = 0
-                directory.nextID = UInt32(truncatingIfNeeded: Varint.read(bytes, &at))
-                let n = Int(truncatingIfNeeded: Varint.read(bytes, &at))
-                for _ in 0..<max(0, min(n, bytes.count)) {
-                    let id = UInt32(truncatingIfNeeded: Varint.read(bytes, &at))
-                    directory.chunks.append((id, Int(truncatingIfNeeded: Varint.read(bytes, &at))))
+                guard let bytes else { return Directory() }
+                guard let directory = ListTable.decodeDirectory(bytes) else {
+                    throw LatticeError.corruptFile(path: txn.env.path, reason: "the list directory of object key \(owner) in "
+                        + "'\(txn.env.seals.name(of: table))' does not decode.")
                 }
                 return directory
             }
         }
+    }
+
+    /// A directory's bytes decoded strictly: nil unless every chunk id is below the next id and every
+    /// count within a chunk's capacity, with no byte left over.
+    static func decodeDirectory(_ bytes: Bytes) -> Directory? {
+        var at = 0
+        func next() -> UInt64? {
+            guard at < bytes.count else { return nil }
+            let value = Varint.read(bytes, &at)
+            return at <= bytes.count ? value : nil
+        }
+        guard let nextID = next(), nextID <= UInt64(UInt32.max), let n = next(), n <= UInt64(bytes.count) else { return nil }
+        var directory = Directory(nextID: UInt32(nextID))
+        directory.chunks.reserveCapacity(Int(n))
+        for _ in 0..<n {
+            guard let id = next(), let count = next(), id > 0, id < nextID, count > 0, count <= UInt64(chunkCapacity) else { return nil }
+            directory.chunks.append((UInt32(id), Int(count)))
+        }
+        return at == bytes.count ? directory : nil
     }
 
     /// (chunk position, offset in chunk) of entry `index`; `index == total` is just past the last entry.
@@ -62,26 +77,39 @@ struct ListTable {
                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard index >= 0, index < directory.total else { return nil }
         let (chunk, offset) = locate(index, in: directory)
-        return try key(directory.chunks[chunk].id).withUnsafeBytes { k in
+        let entry = directory.chunks[chunk]
+        return try key(entry.id).withUnsafeBytes { k in
             try txn.get(table, k) { bytes in
-                guard let bytes, let payload = RecordView(bytes)?.payload(offset) else { return nil }
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count, let payload = view.payload(offset) else {
+                    throw damagedChunk(txn, entry.id, found: bytes)
+                }
                 return try body(payload)
             }
         }
     }
 
-    private func chunk(_ txn: Transaction, _ id: UInt32) throws -> [[UInt8]] {
-        try key(id).withUnsafeBytes { k in
+    /// The payloads of the chunk a directory entry names (which must hold `count` of them).
+    private func chunk(_ txn: Transaction, _ entry: (id: UInt32, count: Int)) throws -> [[UInt8]] {
+        try key(entry.id).withUnsafeBytes { k in
             try txn.get(table, k) { bytes in
-                guard let bytes, let view = RecordView(bytes) else { return [] }
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
+                    throw damagedChunk(txn, entry.id, found: bytes)
+                }
                 return (0..<view.count).map { Array(view.payload($0) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
             }
         }
     }
 
+    /// A chunk the directory names that is missing or disagrees with it: the file is damaged (a list
+    /// read never comes back shorter than it is).
+    private func damagedChunk(_ txn: Transaction, _ id: UInt32, found bytes: UnsafeRawBufferPointer?) -> LatticeError {
+        .corruptFile(path: txn.env.path, reason: "list chunk \(id) of object key \(owner) in '\(txn.env.seals.name(of: table))' is "
+            + (bytes == nil ? "missing." : "not what its directory says."))
+    }
+
     /// Every payload, in order.
     func allPayloads(_ txn: Transaction, in directory: Directory) throws -> [[UInt8]] {
-        try directory.chunks.flatMap { try chunk(txn, $0.id) }
+        try directory.chunks.flatMap { try chunk(txn, $0) }
     }
 
     // MARK: Writes
@@ -158,7 +186,7 @@ struct ListTable {
             existing = payloads
         } else {
             position = chunk
-            existing = try self.chunk(txn, directory.chunks[chunk].id)
+            existing = try self.chunk(txn, directory.chunks[chunk])
             existing.insert(contentsOf: payloads, at: offset)
         }
         var entries: [(id: UInt32, count: Int)] = []
@@ -199,7 +227,7 @@ struct ListTable {
         var (position, offset) = locate(range.lowerBound, in: directory)
         var remaining = range.count
         while remaining > 0 && position < directory.chunks.count {
-            var payloads = try chunk(txn, directory.chunks[position].id)
+            var payloads = try chunk(txn, directory.chunks[position])
             let n = min(remaining, payloads.count - offset)
             removed.append(contentsOf: payloads[offset..<offset + n])
             payloads.removeSubrange(offset..<offset + n)
@@ -221,7 +249,7 @@ struct ListTable {
     /// Replaces entry `index`; returns the payload it held.
     func replace(_ txn: Transaction, at index: Int, with payload: [UInt8], in directory: Directory) throws -> [UInt8] {
         let (position, offset) = locate(index, in: directory)
-        var payloads = try chunk(txn, directory.chunks[position].id)
+        var payloads = try chunk(txn, directory.chunks[position])
         let old = payloads[offset]
         payloads[offset] = payload
         try writeChunk(txn, directory.chunks[position].id, payloads[...])
