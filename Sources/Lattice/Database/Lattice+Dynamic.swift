@@ -7,24 +7,6 @@ extension Lattice {
     /// its classes are dynamic.
     public var isDynamic: Bool { classesByName.values.contains { $0.type == DynamicObject.self } }
 
-    /// All objects of the stored class `className`, as ``DynamicObject``s: a lazy, live ``Results`` with
-    /// the whole query language (`filter`, `sorted`, `distinct`, aggregates).
-    ///
-    /// Only on a dynamic handle. A name that is no class of the file, or an embedded class (reachable only
-    /// through its parents), stops with a message (as Realm's `dynamicObjects` does); check
-    /// ``schema`` first when the name comes from outside.
-    public func dynamicObjects(_ className: String) -> Results<DynamicObject> {
-        do {
-            let info = try dynamicClass(className)
-            if info.schema.isEmbedded {
-                throw LatticeError.embeddedObject(className: className, reason: "it is only reachable through its parents' properties.")
-            }
-            return Results(lattice: self, info: info)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
     /// Creates an object of the stored class `className` from a value, as ``create(_:value:update:)``
     /// does for a model class: a dictionary of property values, an array of values in storage order, or
     /// an object whose property names match. Links and collection elements may be dynamic objects of

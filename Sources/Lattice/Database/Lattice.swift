@@ -546,13 +546,6 @@ public final class Lattice {
         return object
     }
 
-    /// All objects of a class: a lazy, live ``Results``. Its `count` decodes nothing.
-    /// A class that is not in the configuration's `objectTypes`, or an embedded class (only reachable
-    /// through its parents), gives empty results.
-    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
-        Results(lattice: self, info: classInfo(type).flatMap { $0.schema.isEmbedded ? nil : $0 })
-    }
-
     /// The object of class `type` whose primary key is `key`, or nil when there is none (or the class
     /// has no primary key, is not in the schema, or `key` is not of the primary key's type).
     public func object<T: Object, Key>(ofType type: T.Type, forPrimaryKey key: Key) -> T? {
