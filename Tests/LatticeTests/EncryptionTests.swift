@@ -111,6 +111,10 @@ final class EncryptionTests: XCTestCase {
         assertLatticeError(try Lattice(configuration: configuration(plain.url, key: key)), .notEncrypted(path: plain.path))
         assertLatticeError(try Lattice(configuration: configuration(encrypted.url, key: key.prefix(32))),
                            .invalidEncryptionKey(path: encrypted.path, length: 32))
+        // A key of the wrong length creates nothing.
+        let fresh = makeTempDatabase("fresh")
+        assertLatticeError(try Lattice(configuration: configuration(fresh.url, key: Data(count: 10))), .invalidEncryptionKey(path: fresh.path, length: 10))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fresh.path), "no file is created")
         // While a handle with the right key has it open, the others are refused all the same.
         let open = try Lattice(configuration: configuration(encrypted.url, key: key))
         assertLatticeError(try Lattice(configuration: configuration(encrypted.url, key: otherKey)), .wrongEncryptionKey(path: encrypted.path))
