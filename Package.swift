@@ -7,6 +7,10 @@ let package = Package(
         .library(name: "Lattice", targets: ["Lattice"]),
         .executable(name: "lattice-demo", targets: ["LatticeDemo"]),
     ],
+    dependencies: [
+        // Authenticated encryption (AES-GCM) and key derivation for encrypted files.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
     targets: [
         .systemLibrary(
             name: "CLMDB",
@@ -15,7 +19,7 @@ let package = Package(
         ),
         .target(
             name: "Lattice",
-            dependencies: ["CLMDB"],
+            dependencies: ["CLMDB", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -46,6 +46,8 @@
 //   schema-watch <file>
 //       Opens the file with the schema stored in it, prints "ready", waits for a line, then tries a
 //       write and prints "ok" or the error.
+// The commands that open the multi-process items (add, verify, ...) use the encryption key given in
+// hexadecimal in the environment variable LATTICE_TEST_KEY, when it is set.
 //   damage-build, damage-read, damage-verify, open, fill, open-as-nobody: see Damage.swift.
 import Foundation
 import Lattice
@@ -133,7 +135,21 @@ func fail(_ message: String) -> Never {
 func openLattice(_ path: String, initialMapSize: Int = 8 << 20) throws -> Lattice {
     try Lattice(configuration: .init(fileURL: URL(fileURLWithPath: path),
                                      objectTypes: [MultiProcessItem.self, MultiProcessCounter.self],
+                                     encryptionKey: environmentKey(),
                                      initialMapSize: initialMapSize))
+}
+
+/// The encryption key in `LATTICE_TEST_KEY` (hexadecimal), for the commands that take one; nil when unset.
+func environmentKey() -> Data? {
+    guard let hex = ProcessInfo.processInfo.environment["LATTICE_TEST_KEY"] else { return nil }
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
+        guard let byte = UInt8(hex[index..<next], radix: 16) else { fail("LATTICE_TEST_KEY is not hexadecimal") }
+        bytes.append(byte)
+        index = next
+    }
+    return Data(bytes)
 }
 
 func integer(_ index: Int, default value: Int? = nil) -> Int {

@@ -370,11 +370,11 @@ struct ChildRun: CustomStringConvertible {
     let stdout: String
     let stderr: String
 
-    init(_ arguments: [String], timeout: TimeInterval = 60) throws {
+    init(_ arguments: [String], timeout: TimeInterval = 60, environment extra: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = try ChildRun.executable()
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment["SWIFT_BACKTRACE"] = "enable=no"  // a crash ends at once, without minutes of symbolication
         process.environment = environment
         let directory = FileManager.default.temporaryDirectory

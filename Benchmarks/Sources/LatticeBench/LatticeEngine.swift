@@ -39,14 +39,18 @@ final class LatticeEngine {
     let path: String
     var lattice: Lattice?
 
-    init(path: String) throws {
+    /// With `encryptionKey` the file is encrypted (the `lattice-encrypted` engine).
+    init(path: String, encryptionKey: Data? = nil) throws {
         self.path = path
-        lattice = try Lattice(configuration: Self.configuration(path))
+        lattice = try Lattice(configuration: Self.configuration(path, encryptionKey: encryptionKey))
     }
 
-    static func configuration(_ path: String) -> Lattice.Configuration {
-        Lattice.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [PersonObject.self])
+    static func configuration(_ path: String, encryptionKey: Data? = nil) -> Lattice.Configuration {
+        Lattice.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [PersonObject.self], encryptionKey: encryptionKey)
     }
+
+    /// The fixed 64-byte key of the `lattice-encrypted` engine.
+    static let benchmarkKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
 
     /// Closes the handle (its environment closes with the last handle).
     func close() { lattice = nil }

@@ -82,11 +82,12 @@ struct RoundRunner {
         return c
     }
 
-    func runLattice(_ s: Series, round: Int) throws -> Checksums {
-        let path = dir("lattice", round) + ".lattice"
+    /// Lattice's round; `encrypted`: on an encrypted file (the `lattice-encrypted` engine).
+    func runLattice(_ s: Series, round: Int, encrypted: Bool = false) throws -> Checksums {
+        let path = dir(encrypted ? "lattice-encrypted" : "lattice", round) + ".lattice"
         resetPeakRSS()
         var c = Checksums()
-        let db = try LatticeEngine(path: path)
+        let db = try LatticeEngine(path: path, encryptionKey: encrypted ? LatticeEngine.benchmarkKey : nil)
         s.record(.insert, try timed { try db.insert(data.main) }.0)
         s.recordSize("after step 1", fileSize(path))
         let (tGet, sum) = timed { db.getByID(data.lookupIDs) }

@@ -2,7 +2,10 @@ import Foundation
 
 // lattice-bench: WORKLOAD.md three ways (raw LMDB, GRDB, Lattice) in one process, interleaved round by round.
 //
-//   lattice-bench [--n N] [--rounds R] [--engines lmdb,grdb,lattice] [--no-extras] [--json PATH]
+//   lattice-bench [--n N] [--rounds R] [--engines lmdb,grdb,lattice,lattice-encrypted] [--no-extras] [--json PATH]
+//
+// The lattice-encrypted engine (opt-in) runs Lattice's round on an encrypted file; the run then ends with
+// a table of encrypted against plaintext medians.
 //
 // With N other than 100,000 the checksums are printed but cannot be verified (profiling runs);
 // --profile runs steps 5 and 6 once each (for callgrind; their times are then not the workload's).
@@ -60,10 +63,12 @@ let lmdb = Series(name: "lmdb")
 let grdbCodable = Series(name: "grdb-pool-codable")
 let grdbManual = Series(name: "grdb-pool-manual")
 let lattice = Series(name: "lattice")
+let latticeEncrypted = Series(name: "lattice-encrypted")
 var active: [Series] = []
 if engines.contains("lmdb") { active.append(lmdb) }
 if engines.contains("grdb") { active += [grdbCodable, grdbManual] }
 if engines.contains("lattice") { active.append(lattice) }
+if engines.contains("lattice-encrypted") { active.append(latticeEncrypted) }
 
 var runner = RoundRunner(data: data, base: base, keepFiles: false)
 if args.contains("--profile") { runner.queryReps = (1, 1) }
@@ -87,6 +92,10 @@ for round in 1...rounds {
         verifyChecksums(grdbManual.name, round, try runner.runGRDB(grdbManual, ManualPerson.self, round: round, cachedRows: true))
     }
     if engines.contains("lattice") { sync(); verifyChecksums(lattice.name, round, try runner.runLattice(lattice, round: round)) }
+    if engines.contains("lattice-encrypted") {
+        sync()
+        verifyChecksums(latticeEncrypted.name, round, try runner.runLattice(latticeEncrypted, round: round, encrypted: true))
+    }
     print(String(format: "round %d done in %.1f s", round, now() - roundStart))
 }
 
@@ -99,6 +108,18 @@ if !mismatches.isEmpty {
     exit(1)
 }
 print(verify ? "  all checksums match WORKLOAD.md" : "  (N != 100,000: checksums not verifiable)")
+
+if engines.contains("lattice") && engines.contains("lattice-encrypted") {
+    print("\n== Encrypted Lattice (medians, seconds) ==")
+    print("  " + "step".padding(toLength: 34, withPad: " ", startingAt: 0) + "plaintext   encrypted   encrypted/plaintext")
+    for step in Step.allCases {
+        guard let p = lattice.times[step].map(median), let e = latticeEncrypted.times[step].map(median) else { continue }
+        print("  " + step.rawValue.padding(toLength: 34, withPad: " ", startingAt: 0)
+              + String(format: "%-11.4f %-11.4f %.2fx", p, e, e / p))
+    }
+    let sizes = [lattice, latticeEncrypted].map { $0.fileSizes["after step 1"]?.max().map { String(format: "%.2f MB", Double($0) / 1e6) } ?? "-" }
+    print("  file after step 1: plaintext \(sizes[0]), encrypted \(sizes[1])")
+}
 
 // MARK: Extras
 

@@ -74,6 +74,18 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     case frozen(operation: String)
     /// A schema migration cannot be done as asked (the file is left as it was).
     case migrationFailed(className: String, reason: String)
+    /// ``Lattice/Configuration/encryptionKey`` (or the key given to `writeCopy`) is not 64 bytes long.
+    case invalidEncryptionKey(path: String, length: Int)
+    /// The file is encrypted and the configuration gives no ``Lattice/Configuration/encryptionKey``.
+    case encryptionKeyRequired(path: String)
+    /// The configured key is not the one the file was encrypted with (its key check does not open).
+    case wrongEncryptionKey(path: String)
+    /// The configuration gives an encryption key, but the file is not encrypted. Files are encrypted (or
+    /// decrypted) by copy only: `writeCopy(toFile:encryptionKey:)`.
+    case notEncrypted(path: String)
+    /// An encrypted value fails authentication: its bytes were changed, or it was moved from another key
+    /// or table, after it was written. `reason` names the database and key. Nothing is decrypted from it.
+    case authenticationFailed(path: String, reason: String)
     /// Another handle (of this or another process) migrated the file to another schema version after this
     /// handle opened it: this handle's classes no longer describe the file. Open a new handle.
     case schemaChanged(path: String, fileVersion: UInt64, handleVersion: UInt64)
@@ -149,6 +161,18 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "thaw() it (or resolve a ThreadSafeReference) to get a live one and write through that."
         case let .migrationFailed(className, reason):
             return "Cannot migrate class '\(className)': \(reason)"
+        case let .invalidEncryptionKey(path, length):
+            return "The encryption key for '\(path)' is \(length) bytes long; it must be exactly 64 bytes."
+        case let .encryptionKeyRequired(path):
+            return "'\(path)' is encrypted: open it with its 64-byte Configuration.encryptionKey."
+        case let .wrongEncryptionKey(path):
+            return "The encryption key does not open '\(path)': the file was encrypted with another key."
+        case let .notEncrypted(path):
+            return "'\(path)' is not encrypted, but the configuration gives an encryptionKey. Open it without a key; to encrypt it, "
+                + "write an encrypted copy with writeCopy(toFile:encryptionKey:) and use the copy."
+        case let .authenticationFailed(path, reason):
+            return "'\(path)' failed authentication: \(reason) Nothing was decrypted from it. Run `Lattice.verify()` to list every "
+                + "damaged place, and restore the file from a backup."
         case let .schemaChanged(path, fileVersion, handleVersion):
             return "'\(path)' was migrated to schema version \(fileVersion) after this handle opened it at version \(handleVersion); "
                 + "open a new handle with the new schema."

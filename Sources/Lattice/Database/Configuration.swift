@@ -5,8 +5,8 @@ import Synchronization
 extension Lattice {
     /// Everything needed to open a database.
     ///
-    /// Options this version does not implement yet are accepted by the type but make opening throw
-    /// ``LatticeError/unsupported(feature:)`` naming them: nothing is silently ignored.
+    /// Combinations of options that cannot work (neither `fileURL` nor `inMemoryIdentifier`, a read-only
+    /// in-memory store) make opening throw ``LatticeError/unsupported(feature:)`` naming them.
     public struct Configuration: Sendable, CustomStringConvertible {
         /// The database file. Setting it clears ``inMemoryIdentifier``.
         public var fileURL: URL? {
@@ -47,7 +47,19 @@ extension Lattice {
         /// would leave more than this many versions alive (the pinned ones plus the one it creates) throws
         /// ``LatticeError/tooManyActiveVersions(path:pinned:limit:)``. `nil`: no limit.
         public var maximumNumberOfActiveVersions: UInt?
-        /// A 64-byte key to encrypt the file (not supported yet).
+        /// The 64-byte key the file is encrypted with; `nil` for a plaintext file.
+        ///
+        /// A new file opened with a key is created encrypted: every record, collection entry, change-log
+        /// entry and the stored schema are sealed with AES-256-GCM (keys derived from this one), and the
+        /// keys of indexes, sets and maps are keyed hashes (see the *Encryption* article for the design and
+        /// what still leaks). Opening an encrypted file needs its key:
+        /// ``LatticeError/encryptionKeyRequired(path:)`` without one, ``LatticeError/wrongEncryptionKey(path:)``
+        /// with another. A key for a plaintext file throws ``LatticeError/notEncrypted(path:)``, and a key
+        /// that is not 64 bytes long ``LatticeError/invalidEncryptionKey(path:length:)``. Files are encrypted,
+        /// re-keyed or decrypted by copy: ``Lattice/writeCopy(toFile:encryptionKey:)``.
+        ///
+        /// Lattice keeps the key in memory while the file is open; where it comes from (the keychain, a
+        /// secret service) is the app's business.
         public var encryptionKey: Data?
         /// The memory map's starting size in bytes (default 64 GiB). The map is address space, not disk:
         /// the file grows only with the data. Lattice grows the map before a write transaction while the
@@ -122,9 +134,8 @@ extension Lattice {
         /// `dynamicSchema` when set (kept apart: one long expression type-checks slowly).
         private var dynamicDescription: String { dynamicSchema ? "; dynamicSchema = true }" : " }" }
 
-        /// Throws for options that are set but not implemented yet.
+        /// Throws for combinations of options that cannot work.
         func checkSupported() throws {
-            if encryptionKey != nil { throw LatticeError.unsupported(feature: "Configuration.encryptionKey (encryption)") }
             if fileURL == nil && inMemoryIdentifier == nil {
                 throw LatticeError.unsupported(feature: "A configuration with neither fileURL nor inMemoryIdentifier")
             }

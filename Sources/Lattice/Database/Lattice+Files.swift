@@ -8,8 +8,12 @@ extension Lattice {
     /// transaction of this handle that is still open is not part of the copy. Throws when a file exists
     /// at `fileURL`.
     ///
-    /// `encryptionKey` is reserved for encrypted copies, which this version does not write yet: passing
-    /// one throws ``LatticeError/unsupported(feature:)`` and creates nothing.
+    /// The copy is encrypted with `encryptionKey` (64 bytes), or plaintext when it is `nil`, whatever this
+    /// file is: this is how a file is encrypted, re-keyed or decrypted (by copy only, so no plaintext is
+    /// left in the new file's free pages; see the *Encryption* article). A copy with this file's own key
+    /// (or of a plaintext file without one) copies the pages as they are; any other copy re-seals every
+    /// value under the new key (or none) with a fresh salt and rebuilds the indexes, in one pass over
+    /// one snapshot. A key that is not 64 bytes throws ``LatticeError/invalidEncryptionKey(path:length:)``.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         let destination = fileURL.standardizedFileURL.path
         try writeCopy(to: destination, encryptionKey: encryptionKey)
@@ -35,9 +39,11 @@ extension Lattice {
 extension Lattice {
     /// `writeCopy(toFile:encryptionKey:)` to a standardized path.
     func writeCopy(to destination: String, encryptionKey: Data?) throws {
-        if encryptionKey != nil {
-            throw LatticeError.unsupported(feature: "writeCopy(toFile:encryptionKey:) with a key")
+        try Lattice.checkKey(encryptionKey, path: destination)
+        if encryptionKey == configuration.encryptionKey {
+            try env.writeCompactCopy(to: destination)
+        } else {
+            try writeResealedCopy(to: destination, encryptionKey: encryptionKey)
         }
-        try env.writeCompactCopy(to: destination)
     }
 }

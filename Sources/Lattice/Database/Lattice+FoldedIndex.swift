@@ -1,7 +1,13 @@
 extension Lattice {
     /// The key of a String payload in the case-folded index: the folded UTF-8 bytes, with the same nil
-    /// tag and truncation as ``indexKey(_:payload:)`` (so lookups verify candidates the same way).
+    /// tag and truncation as ``indexKey(_:payload:)`` (so lookups verify candidates the same way), hashed
+    /// like it in an encrypted file.
     func foldedIndexKey(_ property: PropertyInfo, payload bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        hashed(Lattice.plainFoldedIndexKey(property, payload: bytes), in: property.foldedIndexTable)
+    }
+
+    /// The folded key before an encrypted file hashes it.
+    static func plainFoldedIndexKey(_ property: PropertyInfo, payload bytes: UnsafeRawBufferPointer) -> [UInt8] {
         var key: [UInt8] = []
         if property.property.isOptional {
             if bytes.isEmpty {

@@ -2,7 +2,7 @@
 public struct IntegrityProblem: Sendable, Equatable, CustomStringConvertible {
     /// What kind of problem it is.
     public enum Kind: String, Sendable {
-        /// A value fails its checksum: it was damaged after it was written.
+        /// A value fails its checksum (or, in an encrypted file, authentication): it was damaged, or moved, after it was written.
         case damagedValue
         /// A record passes its checksum (or has none) but is not a record of its class.
         case undecodableRecord
@@ -128,7 +128,7 @@ private struct IntegrityCheck {
                         guard let entry = step else { break }
                         walked += 1
                         body(&self, entry.key, entry.value)
-                    } catch let LatticeError.corruptFile(_, reason) {
+                    } catch let LatticeError.corruptFile(_, reason), let LatticeError.authenticationFailed(_, reason) {
                         first = false
                         walked += 1
                         report(.damagedValue, name, reason)
@@ -218,8 +218,14 @@ private struct IntegrityCheck {
                         }
                     }
                 case .set, .map:
-                    if p.linksObjects, let target = p.target, !value.isEmpty {
-                        check.expectLink(p, target: target, to: Int64._latticeDecode(value), from: owner)
+                    guard p.linksObjects, let target = p.target else { break }
+                    // An encrypted file's entries start with their plain key (`KeyedEntry`).
+                    guard let payload = KeyedEntry.payload(txn, value) else {
+                        check.damaged[info.name, default: []].insert(owner)
+                        return check.report(.undecodableRecord, name, "\(SealedTables.describe(key: key, in: name)) does not decode.")
+                    }
+                    if !payload.isEmpty {
+                        check.expectLink(p, target: target, to: payload.withUnsafeBytes { Int64._latticeDecode($0) }, from: owner)
                     }
                 }
             }

@@ -29,6 +29,8 @@ public final class Lattice {
     private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
     let metaTable: Table
+    /// Whether the file is encrypted: index, set and map keys are then keyed hashes (`keyHasher`).
+    let isEncrypted: Bool
     /// The read snapshot's transaction; nil after this handle let go of one shared with frozen handles
     /// (the next read takes a new one).
     private var reader: Transaction?
@@ -78,6 +80,7 @@ public final class Lattice {
         var declared = Schema(metadata.map(\.schema))
         try declared.validateRelationships()
         let path = try Lattice.storagePath(configuration)
+        try Lattice.checkKey(configuration.encryptionKey, path: path)
         if (configuration.readOnly || dynamic) && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
         }
@@ -100,7 +103,7 @@ public final class Lattice {
         do {
             if dynamic {
                 // The stored schema is the declared one, at the stored version: nothing to migrate.
-                guard let file = try Lattice.readMetadata(env) else {
+                guard let file = try Lattice.readMetadata(env, key: configuration.encryptionKey) else {
                     throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata (a dynamic handle opens existing files only).")
                 }
                 declared = file.schema
@@ -128,6 +131,7 @@ public final class Lattice {
             self.classesByType = byType
             self.classesByName = byName
             self.metaTable = meta
+            self.isEncrypted = env.seals.cipher != nil
             // The reader slot is taken now: a full reader table fails the open, never a later read.
             self.reader = try Transaction(readOn: env)
             self.frozenLock = nil
@@ -147,6 +151,7 @@ public final class Lattice {
         classesByType = other.classesByType
         classesByName = other.classesByName
         metaTable = other.metaTable
+        isEncrypted = other.isEncrypted
         do {
             reader = try snapshot ?? Transaction(readOn: env)
         } catch {
@@ -174,6 +179,7 @@ public final class Lattice {
         self.classesByType = [:]
         self.classesByName = Dictionary(uniqueKeysWithValues: classes.map { ($0.name, $0) })
         self.metaTable = metaTable
+        self.isEncrypted = env.seals.cipher != nil
         self.frozenLock = nil
     }
 
@@ -280,7 +286,7 @@ public final class Lattice {
             }
             defer { if locked { env.writerLock.unlock() } }
 
-            var stored = try readMetadata(env)
+            var stored = try readMetadata(env, key: configuration.encryptionKey)
             var mustWrite = stored == nil
             if let file = stored {
                 if file.version > configuration.schemaVersion {
@@ -326,7 +332,14 @@ public final class Lattice {
             }
             guard locked else { continue }
 
-            if stored == nil { env.seals.enable(true) }  // a new file is written in the current format: sealed
+            // A new file is written in the current format: sealed, or encrypted with a fresh salt.
+            if stored == nil {
+                if let key = configuration.encryptionKey {
+                    env.seals.enable(FileCipher(key: key, salt: FileCipher.newSalt()))
+                } else {
+                    env.seals.enable(true)
+                }
+            }
             let tables = try env.openTables(databases, create: true)
             guard let meta = tables[FileLayout.meta] else {
                 throw LatticeError.invalidFile(path: path, reason: "its metadata database is missing.")
@@ -337,10 +350,12 @@ public final class Lattice {
             let json = try encoder.encode(schema)
             try env.withWriteTransaction { txn in
                 var format: [UInt8] = []
-                appendLE(stored?.format ?? FileLayout.formatVersion, to: &format)  // a file keeps its format
+                // A file keeps its format.
+                appendLE(stored?.format ?? (env.seals.cipher == nil ? FileLayout.formatVersion : FileLayout.encryptedFormat), to: &format)
                 var version: [UInt8] = []
                 appendLE(configuration.schemaVersion, to: &version)
                 try putMeta(txn, meta, "format", format)
+                if stored == nil, let cipher = env.seals.cipher { try putMeta(txn, meta, FileLayout.keyCheckKey, try cipher.keyCheck()) }
                 try putMeta(txn, meta, "schemaVersion", version)
                 try putMeta(txn, meta, "schema", Array(json))
             }
@@ -349,14 +364,15 @@ public final class Lattice {
         throw LatticeError.invalidFile(path: path, reason: "its metadata could not be prepared.")
     }
 
-    private struct StoredMetadata {
+    struct StoredMetadata {
         var format: UInt32
         var version: UInt64
         var schema: Schema
     }
 
-    /// The file's metadata; nil for a new, empty file.
-    private static func readMetadata(_ env: Environment) throws -> StoredMetadata? {
+    /// The file's metadata; nil for a new, empty file. An encrypted file needs `key`, which turns its
+    /// encryption on (see `FileCheck.unlock`); a plaintext file refuses one.
+    static func readMetadata(_ env: Environment, key: Data?) throws -> StoredMetadata? {
         let names = try env.tableNames()
         guard names.contains(FileLayout.meta) else {
             if names.isEmpty { return nil }
@@ -369,14 +385,30 @@ public final class Lattice {
             // The tables are created (and committed) just before the metadata: an empty metadata table is a
             // file another thread or process is creating, or whose creator died before finishing.
             if try txn.count(meta) == 0 { return .none }
-            return try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
+            let format = try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
                 let sealed = FileLayout.firstSealedFormat...FileLayout.formatVersion
-                return try txn.get(meta, k) { try $0.map { try FileCheck.storedFormat($0, key: k, sealed: sealed, env) } }
+                return try txn.get(meta, k) { try $0.map {
+                    try FileCheck.storedFormat($0, key: k, sealed: sealed, encrypted: FileLayout.encryptedFormat, env)
+                } }
             }
+            if format == FileLayout.encryptedFormat {
+                guard let key else { throw LatticeError.encryptionKeyRequired(path: env.path) }
+                try Array(FileLayout.keyCheckKey.utf8).withUnsafeBytes { k in
+                    try txn.get(meta, k) { value in
+                        guard let value else {
+                            throw LatticeError.corruptFile(path: env.path, reason: "it is encrypted but its key check ('\(FileLayout.keyCheckKey)') is missing.")
+                        }
+                        try FileCheck.unlock(keyCheck: value, entryKey: k, key: key, env)
+                    }
+                }
+            } else if let format, format <= FileLayout.formatVersion, key != nil {
+                throw LatticeError.notEncrypted(path: env.path)
+            }
+            return format
         }
         guard let format else { return nil }
-        if let format, format > FileLayout.formatVersion {
-            throw LatticeError.incompatibleFormatVersion(path: env.path, found: format, supported: FileLayout.formatVersion)
+        if let format, format > FileLayout.newestFormat {
+            throw LatticeError.incompatibleFormatVersion(path: env.path, found: format, supported: FileLayout.newestFormat)
         }
         return try env.withReadTransaction { txn in
             func value(_ key: String) throws -> [UInt8]? {
@@ -398,6 +430,11 @@ public final class Lattice {
 
     static func putMeta(_ txn: Transaction, _ meta: Table, _ key: String, _ value: [UInt8]) throws {
         try MetaTable(table: meta).set(txn, key, value)
+    }
+
+    /// Throws unless `key` is nil or 64 bytes long.
+    static func checkKey(_ key: Data?, path: String) throws {
+        if let key, key.count != FileCipher.keySize { throw LatticeError.invalidEncryptionKey(path: path, length: key.count) }
     }
 
     // MARK: Snapshot
@@ -619,17 +656,30 @@ public final class Lattice {
     @inline(__always)
     func withIndexKey<R>(_ property: PropertyInfo, payload: UnsafeRawBufferPointer,
                          _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        if let value = property.kind.integer(fromPayload: payload) { return try KeyCodec.withObjectKey(value, body) }
+        if !isEncrypted, let value = property.kind.integer(fromPayload: payload) { return try KeyCodec.withObjectKey(value, body) }
         return try indexKey(property, payload: payload).withUnsafeBytes(body)
     }
 
-    /// The index key of a property payload, truncated to fit LMDB's key limit.
+    /// The index key of a property payload, truncated to fit LMDB's key limit; in an encrypted file, its
+    /// keyed hash.
     func indexKey(_ property: PropertyInfo, payload: UnsafeRawBufferPointer) -> [UInt8] {
+        hashed(Lattice.plainIndexKey(property, payload: payload), in: property.indexTable)
+    }
+
+    /// The order-preserving index key of a property payload, truncated to fit LMDB's key limit.
+    static func plainIndexKey(_ property: PropertyInfo, payload: UnsafeRawBufferPointer) -> [UInt8] {
         var key: [UInt8] = []
         if !property.kind.key(fromPayload: payload, into: &key) { property.valueType.key(fromPayload: payload, into: &key) }
         if key.isEmpty { key.append(0) }
         if key.count > FileLayout.maxIndexKey { key.removeLast(key.count - FileLayout.maxIndexKey) }
         return key
+    }
+
+    /// In an encrypted file, the keyed hash `table` stores for the plain key `key`; `key` otherwise.
+    @inline(__always)
+    func hashed(_ key: [UInt8], in table: Table?) -> [UInt8] {
+        guard isEncrypted, let table, let hasher = env.seals.hasher(table) else { return key }
+        return hasher.hash(key)
     }
 
     /// True when no class of the schema has an object.

@@ -19,7 +19,16 @@ extension Lattice {
     /// property's table). Costs one put per entry.
     func moveEntries(from source: Table, to destination: Table) throws {
         guard source.id != destination.id, let txn = writer?.txn else { return }
-        let entries = try allEntries(source)
+        var entries = try allEntries(source)
+        if let hasher = txn.keyHasher(destination) {
+            // An encrypted file hashes set and map keys with a key of their table: file them under the new one.
+            entries = try entries.map { entry in
+                guard entry.key.count >= 8, let plain = entry.value.withUnsafeBytes(KeyedEntry.split) else {
+                    throw LatticeError.corruptFile(path: env.path, reason: "an entry of a renamed set or map does not decode.")
+                }
+                return (Array(entry.key.prefix(8)) + hasher.hash(plain.key), entry.value)
+            }
+        }
         try txn.drop(source)
         for entry in entries {
             try entry.key.withUnsafeBytes { k in try entry.value.withUnsafeBytes { v in try txn.putDuplicate(destination, k, v, last: false) } }

@@ -131,6 +131,9 @@ struct QueryPlanner {
                             label: label))
         }
         let optional = p.property.isOptional && !objectsDB
+        // An encrypted file's index keys are keyed hashes: equal values still share a key, order is gone.
+        let hasher = objectsDB ? nil : txn.keyHasher(dbi)
+        if txn.isEncrypted && !objectsDB && term.op != .equal && term.op != .in { return .unindexed }
         switch term.op {
         case .equal, .in:
             // Each key once, in the order written; a set keeps a long `IN` list linear. NaN equals nothing.
@@ -140,7 +143,8 @@ struct QueryPlanner {
             for c in term.constants where !c.isNaN {
                 guard let k = key(c, p, optional: optional) else { continue }
                 if !k.clean { exact = false }
-                if seen.insert(k.bytes).inserted { keys.append(k.bytes) }
+                let stored = hasher.map { $0.hash(k.bytes) } ?? k.bytes
+                if seen.insert(stored).inserted { keys.append(stored) }
             }
             if keys.isEmpty { return .impossible }
             return make(.keys(keys), exact: exact, .term(term))
@@ -198,6 +202,37 @@ struct QueryPlanner {
         default:
             return .unindexed
         }
+    }
+
+    /// In an encrypted file, `Class.property` of each indexed property whose terms in `node` fall back to a
+    /// scan because its index holds keyed hashes (ranges, `BEGINSWITH`); empty for a plaintext file.
+    func hashedIndexFallbacks(_ node: BoundNode?) -> [String] {
+        guard txn.isEncrypted, let node else { return [] }
+        var out: [String] = []
+        func visit(_ node: BoundNode, _ info: ClassInfo) {
+            switch node {
+            case let .not(inner): visit(inner, info)
+            case let .and(parts), let .or(parts): for part in parts { visit(part, info) }
+            case let .term(term):
+                let p = term.property
+                let keyed = info.keyedByPrimaryKey && p === info.primaryKey
+                if !keyed, p.indexTable != nil, term.op != .equal, term.op != .in {
+                    let name = "\(info.name).\(p.name)"
+                    if !out.contains(name) { out.append(name) }
+                }
+            case let .linked(linked):
+                if let end = linked.hops.last?.to { visit(.term(linked.term), end) }
+            default: break
+            }
+        }
+        visit(node, info)
+        return out
+    }
+
+    /// The note `explain()` adds for the properties of `hashedIndexFallbacks` (or a sort) in an encrypted file.
+    static func hashedIndexNote(_ names: [String]) -> String {
+        " (encrypted file: the index of \(names.joined(separator: ", ")) holds keyed hashes, so ranges, BEGINSWITH and sorts "
+            + "on \(names.count == 1 ? "it" : "them") scan)"
     }
 
     /// Whether the index keys of `p` are sortable doubles (Date; Double and Float if they get indexes),

@@ -86,16 +86,26 @@ extension Results {
                 if let bound = query.bound { text += " -> filter \(bound.description)" }
             } else if query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
                let column = keys[0].path.rootColumn,
-               info.keyedByPrimaryKey && column.property === info.primaryKey || column.property.indexTable != nil {
+               info.keyedByPrimaryKey && column.property === info.primaryKey || (column.property.indexTable != nil && !txn.isEncrypted) {
                 let kind = column.property === info.primaryKey && info.keyedByPrimaryKey ? "primary key" : "index"
                 return text + "walk \(kind) \(info.name).\(column.name) \(keys[0].ascending ? "ascending" : "descending") "
                     + "(~\(try txn.count(info.objectsTable)) rows)"
             } else {
-                text += try QueryPlanner(info: info, txn: txn, countAlways: true).plan(query.bound).description
+                let planner = QueryPlanner(info: info, txn: txn, countAlways: true)
+                text += try planner.plan(query.bound).description
+                let fallbacks = planner.hashedIndexFallbacks(query.bound)
+                if !fallbacks.isEmpty { text += QueryPlanner.hashedIndexNote(fallbacks) }
             }
             for step in query.ops {
                 switch step {
-                case let .sort(keys): text += " -> sort " + keys.map { "\($0.path.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+                case let .sort(keys):
+                    text += " -> sort " + keys.map { "\($0.path.text) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+                    let hashed = keys.compactMap { key -> String? in
+                        guard txn.isEncrypted, let column = key.path.rootColumn, column.property.indexTable != nil,
+                              !(info.keyedByPrimaryKey && column.property === info.primaryKey) else { return nil }
+                        return "\(info.name).\(column.name)"
+                    }
+                    if !hashed.isEmpty { text += QueryPlanner.hashedIndexNote(hashed) }
                 case let .distinct(paths): text += " -> distinct " + paths.map(\.text).joined(separator: ", ")
                 }
             }

@@ -120,7 +120,8 @@ enum ResultsOrdering {
             }
             return ascending ? keys : keys.reversed()
         }
-        guard let dbi = property.indexTable else { return nil }
+        // An encrypted file's index keys are keyed hashes, in no useful order: sort the records instead.
+        guard let dbi = property.indexTable, !txn.isEncrypted else { return nil }
         var groups: [(key: [UInt8], objects: [Int64])] = []
         try txn.withCursor(dbi) { cursor in
             var entry = try cursor.first()

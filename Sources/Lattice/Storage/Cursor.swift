@@ -1,4 +1,8 @@
 import CLMDB
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A cursor over one table, valid inside `Transaction.withCursor`. Keys and values it returns are
 /// lent by the map: valid until the cursor moves on or its snapshot ends.
@@ -14,6 +18,10 @@ struct Cursor {
     let sealed: Bool
     /// See `Transaction.pageSize`.
     let pageSize: Int
+    /// In an encrypted file, the table's cipher (nil for a plaintext file or an unsealed table).
+    let cipher: TableCipher?
+    /// Where decrypted values live until the cursor closes (with `cipher`).
+    let arena: ValueArena?
 
     typealias Entry = (key: Bytes, value: Bytes)
 
@@ -35,7 +43,18 @@ struct Cursor {
     private func entry(_ k: MDB_val, _ v: MDB_val) throws -> Entry {
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
-        return (bytes(k), sealed ? try Cursor.opened(table, bytes(k), bytes(v), env) : bytes(v))
+        guard sealed else { return (bytes(k), bytes(v)) }
+        if let cipher { return (bytes(k), try decrypted(cipher, bytes(k), bytes(v))) }
+        return (bytes(k), try Cursor.opened(table, bytes(k), bytes(v), env))
+    }
+
+    /// The value an encrypted one holds, decrypted into the arena: it stays valid until the cursor
+    /// closes (callers may gather several entries before copying them).
+    @inline(never)
+    private func decrypted(_ cipher: TableCipher, _ key: Bytes, _ value: Bytes) throws -> Bytes {
+        if cipher.isPlain(key) { return try Cursor.opened(table, key, value, env) }
+        guard let plain = cipher.open(key: key, sealed: value), let arena else { throw env.seals.forged(table, key: key, path: env.path) }
+        return try arena.store(plain, emptyAt: value.baseAddress)
     }
 
     /// The first entry of the table.
@@ -90,27 +109,34 @@ struct Cursor {
     @inline(never)
     private func verifyAround(_ key: Bytes?) throws {
         guard let key else { return }
-        try Cursor.verifyAround(key, txn: mdb_cursor_txn(handle), table: table, env: env, pageSize: pageSize)
+        try Cursor.verifyAround(key, txn: mdb_cursor_txn(handle), table: table, env: env, pageSize: pageSize, cipher: cipher)
     }
 
     /// Damage that changes a key hides its entry from lookups (it now sorts elsewhere) but leaves it where
     /// a lookup of either key lands: a lookup that finds nothing, and the start of a range, read (and so
     /// verify) the entry there and the one before it, with a cursor of their own.
-    static func verifyAround(_ key: Bytes, txn: OpaquePointer?, table: Table, env: Environment, pageSize: Int) throws {
+    static func verifyAround(_ key: Bytes, txn: OpaquePointer?, table: Table, env: Environment, pageSize: Int,
+                             cipher: TableCipher?) throws {
+        func verify(_ k: MDB_val, _ v: MDB_val) throws {
+            try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+            if let cipher, !cipher.isPlain(bytes(k)) {
+                if cipher.open(key: bytes(k), sealed: bytes(v)) == nil { throw env.seals.forged(table, key: bytes(k), path: env.path) }
+            } else {
+                _ = try opened(table, bytes(k), bytes(v), env)
+            }
+        }
         var handle: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &handle))
         defer { mdb_cursor_close(handle) }
         var k = mdbVal(key)
         var v = MDB_val()
         if mdb_cursor_get(handle, &k, &v, MDB_SET_RANGE) == 0 {
-            try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
-            _ = try opened(table, bytes(k), bytes(v), env)
+            try verify(k, v)
             guard mdb_cursor_get(handle, &k, &v, MDB_PREV) == 0 else { return }
         } else if mdb_cursor_get(handle, &k, &v, MDB_LAST) != 0 {
             return
         }
-        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
-        _ = try opened(table, bytes(k), bytes(v), env)
+        try verify(k, v)
     }
 
     /// A sealed value without its checksum; throws `corruptFile` when it does not match. A cursor stays
@@ -124,5 +150,40 @@ struct Cursor {
     @inline(never)
     private static func damage(_ table: Table, _ key: Bytes, _ env: Environment) -> LatticeError {
         env.seals.damage(table, key: key, path: env.path)
+    }
+}
+
+/// Memory for the values a cursor of an encrypted table decrypts: each stays valid until the arena is
+/// freed with its cursor (as bytes lent by the map stay valid while the cursor's snapshot is open).
+/// Chunks of at least 64 KiB, so a walk allocates seldom.
+final class ValueArena {
+    private var chunks: [UnsafeMutableRawPointer] = []
+    private var current: UnsafeMutableRawPointer?
+    private var used = 0
+    private var capacity = 0
+
+    deinit {
+        for chunk in chunks { free(chunk) }
+    }
+
+    /// A copy of `data` in the arena; an empty value keeps the address `emptyAt` (as LMDB's do).
+    func store(_ data: Data, emptyAt: UnsafeRawPointer?) throws -> Bytes {
+        let n = data.count
+        if n == 0 { return Bytes(start: emptyAt, count: 0) }
+        if current == nil || used + n > capacity {
+            let size = max(n, 64 << 10)
+            guard let chunk = malloc(size) else {
+                throw LatticeError.storage(path: "", code: ENOMEM, message: "Out of memory for a decrypted value of \(n) bytes.")
+            }
+            chunks.append(chunk)
+            current = chunk
+            capacity = size
+            used = 0
+        }
+        guard let base = current else { return Bytes(start: emptyAt, count: 0) }
+        let start = base + used
+        data.copyBytes(to: start.assumingMemoryBound(to: UInt8.self), count: n)
+        used += n
+        return Bytes(start: start, count: n)
     }
 }

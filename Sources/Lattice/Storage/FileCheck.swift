@@ -104,8 +104,10 @@ enum FileCheck {
     /// from format 2 on), read before `Seals` knows the format (unless another handle of the process
     /// opened the file already); turns sealing on or off. `sealed` are the known formats that seal their
     /// values (a newer, unknown format is returned for the caller to refuse).
+    /// `encrypted` is the format of encrypted files: it is always checksummed, and turns nothing on
+    /// (the caller checks the key and turns encryption on).
     static func storedFormat(_ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, sealed: ClosedRange<UInt32>,
-                             _ env: Environment) throws -> UInt32 {
+                             encrypted: UInt32, _ env: Environment) throws -> UInt32 {
         let damaged = LatticeError.corruptFile(path: env.path, reason: "its format version ('\(String(decoding: key, as: UTF8.self))') is damaged.")
         func number(_ bytes: UnsafeRawBufferPointer) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)) }
         // Decided by the length alone: a transaction that began after another handle of the process turned
@@ -114,17 +116,33 @@ enum FileCheck {
         case 4:
             let format = number(value)
             if env.seals.isEnabled { return format }
-            guard !sealed.contains(format) else { throw damaged }  // a sealed format always seals it
+            guard !sealed.contains(format), format != encrypted else { throw damaged }  // a sealed format always seals it
             env.seals.enable(false)
             return format
         case 4 + Checksum.size:
             guard let opened = Checksum.open(key: key, sealed: value) else { throw damaged }
             let format = number(opened)
-            env.seals.enable(format >= sealed.lowerBound)
+            if format != encrypted { env.seals.enable(format >= sealed.lowerBound) }
             return format
         default:
             throw damaged
         }
+    }
+
+    /// Checks `key` against the key check of an encrypted file (`value`, as a transaction read it: with
+    /// its checksum before encryption is on, without after) and turns encryption on when no other handle
+    /// of the process has. Throws `wrongEncryptionKey` for another key.
+    static func unlock(keyCheck value: UnsafeRawBufferPointer, entryKey: UnsafeRawBufferPointer, key: Data, _ env: Environment) throws {
+        let damaged = LatticeError.corruptFile(path: env.path, reason: "its key check ('\(String(decoding: entryKey, as: UTF8.self))') is damaged.")
+        var record = value
+        if FileCipher.salt(ofKeyCheck: record) == nil {
+            guard let opened = Checksum.open(key: entryKey, sealed: value) else { throw damaged }
+            record = opened
+        }
+        guard let salt = FileCipher.salt(ofKeyCheck: record) else { throw damaged }
+        let candidate = FileCipher(key: key, salt: salt)
+        guard candidate.opens(keyCheck: record) else { throw LatticeError.wrongEncryptionKey(path: env.path) }
+        if env.seals.cipher == nil { env.seals.enable(candidate) }
     }
 
     // MARK: Failed opens
@@ -242,8 +260,14 @@ enum ValueBounds {
 /// What the layer above Storage says about its tables: which hold checksummed values in a sealed file,
 /// and how a key is named in a message.
 protocol SealPolicy: Sendable {
-    /// Whether values of table `name` carry a checksum in a sealed file.
+    /// Whether values of table `name` carry a checksum in a sealed file (are encrypted in an encrypted one).
     func seals(_ name: String) -> Bool
+    /// In an encrypted file, the keys of table `name` whose values stay checksummed, not encrypted (what
+    /// a reader needs before it has the key).
+    func plainKeys(in name: String) -> [[UInt8]]
+    /// Whether the keys of table `name` hold values (index keys, set elements, map keys), which an
+    /// encrypted file stores as keyed hashes.
+    func hashesKeys(_ name: String) -> Bool
     /// A key of table `name` as messages name it.
     func describe(key: UnsafeRawBufferPointer, in name: String) -> String
 }
@@ -258,13 +282,27 @@ final class Seals: Sendable {
     private struct State {
         /// By table id: whether its values are sealed. Empty for an unsealed file.
         var sealed: [Bool] = []
+        /// By table id, in an encrypted file: the sealed tables' ciphers. Empty otherwise.
+        var ciphers: [TableCipher?] = []
+        /// By table id, in an encrypted file: the keyed hashes of tables whose keys hold values.
+        var hashers: [UInt32: KeyHasher] = [:]
         var names: [UInt32: String] = [:]
         var enabled = false
+        /// The keys of an encrypted file; nil for a plaintext one.
+        var cipher: FileCipher?
 
         mutating func mark(_ id: UInt32, _ on: Bool) {
             let i = Int(id)
             if sealed.count <= i { sealed.append(contentsOf: repeatElement(false, count: i + 1 - sealed.count)) }
             sealed[i] = on
+        }
+
+        mutating func encrypt(_ id: UInt32, _ name: String, _ policy: (any SealPolicy)?) {
+            guard let cipher, let policy else { return }
+            let i = Int(id)
+            if ciphers.count <= i { ciphers.append(contentsOf: repeatElement(nil, count: i + 1 - ciphers.count)) }
+            ciphers[i] = policy.seals(name) ? cipher.sealing(name, plainKeys: policy.plainKeys(in: name)) : nil
+            if policy.hashesKeys(name) { hashers[id] = cipher.hashing(name) }
         }
     }
     private let state = Mutex(State())
@@ -276,12 +314,32 @@ final class Seals: Sendable {
 
     private func seals(_ name: String) -> Bool { policy?.seals(name) ?? false }
 
-    /// Turns sealing on (format 2) or off (format 1) for the whole file.
+    /// Turns sealing on (format 2) or off (format 1) for the whole file, unencrypted.
     func enable(_ on: Bool) {
         state.withLock { state in
             state.enabled = on
+            state.cipher = nil
             state.sealed = []
+            state.ciphers = []
+            state.hashers = [:]
             if on { for (id, name) in state.names { state.mark(id, seals(name)) } }
+        }
+    }
+
+    /// Turns encryption on for the whole file: sealed tables' values are encrypted, value-holding keys
+    /// hashed. The first handle of the process to open an encrypted file does this (later ones find it
+    /// on and only check their key).
+    func enable(_ cipher: FileCipher) {
+        state.withLock { state in
+            state.enabled = true
+            state.cipher = cipher
+            state.sealed = []
+            state.ciphers = []
+            state.hashers = [:]
+            for (id, name) in state.names {
+                state.mark(id, seals(name))
+                state.encrypt(id, name, policy)
+            }
         }
     }
 
@@ -291,16 +349,27 @@ final class Seals: Sendable {
             for (name, table) in tables {
                 state.names[table.id] = name
                 if state.enabled { state.mark(table.id, seals(name)) }
+                state.encrypt(table.id, name, policy)
             }
         }
     }
 
-    /// Whether the file seals its values (format 2).
+    /// Whether the file seals its values (format 2, or encrypted).
     var isEnabled: Bool { state.withLock { $0.enabled } }
 
-    /// Whether the file seals its values, and which table ids are sealed now (a transaction takes it
-    /// when it begins).
-    var current: (enabled: Bool, sealed: [Bool]) { state.withLock { ($0.enabled, $0.sealed) } }
+    /// The keys of the file when it is encrypted (and a handle has opened it with its key).
+    var cipher: FileCipher? { state.withLock { $0.cipher } }
+
+    /// Whether the file seals its values, which table ids are sealed now, and their ciphers when the file
+    /// is encrypted (a transaction takes it when it begins).
+    var current: (enabled: Bool, sealed: [Bool], ciphers: [TableCipher?]) {
+        state.withLock { ($0.enabled, $0.sealed, $0.ciphers) }
+    }
+
+    /// The keyed hash of `table`'s keys in an encrypted file; nil when its keys are stored as they are.
+    func hasher(_ table: Table) -> KeyHasher? {
+        state.withLock { $0.cipher == nil ? nil : $0.hashers[table.id] }
+    }
 
     /// The name of an opened table.
     func name(of table: Table) -> String { state.withLock { $0.names[table.id] } ?? "table \(table.id)" }
@@ -314,5 +383,11 @@ final class Seals: Sendable {
     /// The error for a value that fails its checksum.
     func damage(_ table: Table, key: UnsafeRawBufferPointer, path: String) -> LatticeError {
         .corruptFile(path: path, reason: "the value under \(describe(key: key, in: table)) in '\(name(of: table))' fails its checksum.")
+    }
+
+    /// The error for an encrypted value that fails authentication.
+    func forged(_ table: Table, key: UnsafeRawBufferPointer, path: String) -> LatticeError {
+        .authenticationFailed(path: path, reason: "the encrypted value under \(describe(key: key, in: table)) in '\(name(of: table))' "
+            + "fails authentication: it was changed, or moved from another key or table, after it was written.")
     }
 }

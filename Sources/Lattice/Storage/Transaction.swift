@@ -46,6 +46,9 @@ final class Transaction {
     private var sealed: [Bool] = []
     /// Whether the file seals its values (`sealed` may then miss a table opened after it was taken).
     private var fileSealed = false
+    /// By table id, in an encrypted file: the cipher of each sealed table (taken with `sealed`). Empty
+    /// for a plaintext file, so its paths test only that.
+    private var ciphers: [TableCipher?] = []
     /// The buffer a value is sealed in before it is written (`sealCapacity` bytes).
     private var sealBuffer: UnsafeMutableRawPointer?
     private var sealCapacity = 0
@@ -175,12 +178,33 @@ final class Transaction {
         var v = MDB_val()
         let rc = mdb_get(txn, table.id, &k, &v)
         if rc == MDB_NOTFOUND {
-            if isSealed(table) { try Cursor.verifyAround(key, txn: txn, table: table, env: env, pageSize: pageSize) }
+            if isSealed(table) {
+                try Cursor.verifyAround(key, txn: txn, table: table, env: env, pageSize: pageSize, cipher: cipher(table))
+            }
             return try body(nil)
         }
         try env.check(rc)
         try ValueBounds.check(v, pageSize: pageSize, env)
-        return try body(isSealed(table) ? Cursor.opened(table, key, bytes(v), env) : bytes(v))
+        guard isSealed(table) else { return try body(bytes(v)) }
+        if !ciphers.isEmpty, let cipher = cipher(table) { return try decrypted(cipher, table, key, bytes(v), body) }
+        return try body(Cursor.opened(table, key, bytes(v), env))
+    }
+
+    /// The cipher of a sealed table of an encrypted file (nil in a plaintext file).
+    @inline(__always)
+    private func cipher(_ table: Table) -> TableCipher? {
+        let i = Int(table.id)
+        return i < ciphers.count ? ciphers[i] : nil
+    }
+
+    /// `body` of the value an encrypted one holds, decrypted into memory that lives while `body` runs.
+    @inline(never)
+    private func decrypted<R>(_ cipher: TableCipher, _ table: Table, _ key: Bytes, _ value: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
+        if cipher.isPlain(key) { return try body(Cursor.opened(table, key, value, env)) }
+        guard let plain = cipher.open(key: key, sealed: value) else { throw env.seals.forged(table, key: key, path: env.path) }
+        // An empty value keeps a non-nil address, as bytes lent by LMDB have.
+        if plain.isEmpty { return try body(Bytes(start: value.baseAddress, count: 0)) }
+        return try plain.withUnsafeBytes { try body($0) }
     }
 
     /// Whether values of `table` are sealed in this transaction.
@@ -199,8 +223,17 @@ final class Transaction {
     }
 
     private func takeSeals() {
-        (fileSealed, sealed) = env.seals.current
+        (fileSealed, sealed, ciphers) = env.seals.current
     }
+
+    /// In an encrypted file, the keyed hash of `table`'s keys (index keys, set elements, map keys); nil
+    /// when they are stored as they are.
+    func keyHasher(_ table: Table) -> KeyHasher? {
+        ciphers.isEmpty ? nil : env.seals.hasher(table)
+    }
+
+    /// Whether the file is encrypted (its value-holding keys are keyed hashes).
+    var isEncrypted: Bool { !ciphers.isEmpty }
 
     /// Number of entries in `table` (O(1)).
     func count(_ table: Table) throws -> Int {
@@ -231,7 +264,10 @@ final class Transaction {
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
         defer { mdb_cursor_close(cursor) }
-        var c = Cursor(handle: cursor, env: env, residentPages: residentPages, table: table, sealed: isSealed(table), pageSize: pageSize)
+        let sealed = isSealed(table)
+        let cipher = sealed ? cipher(table) : nil
+        var c = Cursor(handle: cursor, env: env, residentPages: residentPages, table: table, sealed: sealed, pageSize: pageSize,
+                       cipher: cipher, arena: cipher.map { _ in ValueArena() })
         return try body(&c)
     }
 
@@ -251,6 +287,9 @@ final class Transaction {
     func put(_ table: Table, _ key: Bytes, _ value: Bytes, mode: PutMode = .upsert) throws -> Bool {
         try checkThread("A write")
         guard isSealed(table) else { return try putValue(table, key, value, mode: mode) }
+        if !ciphers.isEmpty, let cipher = cipher(table), !cipher.isPlain(key) {
+            return try cipher.seal(key: key, value: value).withUnsafeBytes { try putValue(table, key, $0, mode: mode) }
+        }
         let size = value.count + Checksum.size
         if size > sealCapacity {
             let capacity = max(size, 2 * sealCapacity, 256)

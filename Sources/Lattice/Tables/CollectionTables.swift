@@ -25,35 +25,90 @@ enum OwnerKey {
     }
 }
 
+/// How a set element or map entry is stored. In a plaintext file the key after the owner prefix is the
+/// element key (or map key) and the value its payload. In an encrypted file that key is a keyed hash
+/// (`Transaction.keyHasher`), and the (encrypted) value starts with the plain key, varint length first,
+/// so walks still return it; their entries are then sorted by plain key, as a plaintext walk returns them.
+enum KeyedEntry {
+    /// The stored key of `plain` for `owner` in `table`.
+    static func key(_ txn: Transaction, _ table: Table, owner: Int64, _ plain: [UInt8]) -> [UInt8] {
+        OwnerKey.prefix(owner) + (txn.keyHasher(table)?.hash(plain) ?? plain)
+    }
+
+    /// The stored value of an entry.
+    static func value(_ txn: Transaction, _ table: Table, _ plain: [UInt8], payload: [UInt8]) -> [UInt8] {
+        guard txn.isEncrypted else { return payload }
+        var out: [UInt8] = []
+        out.reserveCapacity(plain.count + payload.count + 2)
+        Varint.append(UInt64(plain.count), to: &out)
+        return out + plain + payload
+    }
+
+    /// The plain key and payload of a stored value of an encrypted file; nil when it does not decode.
+    static func split(_ value: Bytes) -> (key: [UInt8], payload: [UInt8])? {
+        var offset = 0
+        let n = Int(clamping: Varint.read(value, &offset))
+        guard offset + n <= value.count else { return nil }
+        return (Array(value[offset..<(offset + n)]), Array(value[(offset + n)...]))
+    }
+
+    /// The plain key (after the owner prefix) and payload of a stored entry.
+    static func plain(_ txn: Transaction, key: Bytes, value: Bytes) -> (key: [UInt8], payload: [UInt8])? {
+        txn.isEncrypted ? split(value) : (Array(key.dropFirst(8)), Array(value))
+    }
+
+    /// The payload of a stored value.
+    static func payload(_ txn: Transaction, _ value: Bytes) -> [UInt8]? {
+        txn.isEncrypted ? split(value)?.payload : Array(value)
+    }
+
+    /// Every (plain key, payload) of `owner` in `table`, in plain-key order.
+    static func entries(_ txn: Transaction, _ table: Table, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
+        let stored = try OwnerKey.entries(txn, table, owner: owner)
+        guard txn.isEncrypted else { return stored }
+        return try stored.map { entry in
+            guard let plain = entry.value.withUnsafeBytes(split) else {
+                throw LatticeError.corruptFile(path: txn.env.path, reason: "an entry of object key \(owner) does not decode.")
+            }
+            return (plain.key, plain.payload)
+        }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+    }
+}
+
 /// The elements of one `MutableSet` property of one object: keys `[owner][element key]`, values the
-/// element payloads (`s:<Class>.<prop>`). Insert, remove and contains are one B-tree operation.
+/// element payloads (`s:<Class>.<prop>`, see `KeyedEntry` for encrypted files). Insert, remove and
+/// contains are one B-tree operation.
 struct SetTable {
     let table: Table
     let owner: Int64
 
-    private func key(_ element: [UInt8]) -> [UInt8] { OwnerKey.prefix(owner) + element }
-
     func payload(_ txn: Transaction, elementKey: [UInt8]) throws -> [UInt8]? {
-        try key(elementKey).withUnsafeBytes { k in try txn.get(table, k) { $0.map(Array.init) } }
+        try KeyedEntry.key(txn, table, owner: owner, elementKey).withUnsafeBytes { k in
+            try txn.get(table, k) { $0.map { KeyedEntry.payload(txn, $0) ?? [] } }
+        }
     }
 
     /// Adds an element; false when an equal one is already there.
     func insert(_ txn: Transaction, elementKey: [UInt8], payload: [UInt8]) throws -> Bool {
-        try key(elementKey).withUnsafeBytes { k in try payload.withUnsafeBytes { try txn.put(table, k, $0, mode: .insertNew) } }
+        let value = KeyedEntry.value(txn, table, elementKey, payload: payload)
+        return try KeyedEntry.key(txn, table, owner: owner, elementKey).withUnsafeBytes { k in
+            try value.withUnsafeBytes { try txn.put(table, k, $0, mode: .insertNew) }
+        }
     }
 
     func remove(_ txn: Transaction, elementKey: [UInt8]) throws {
-        _ = try key(elementKey).withUnsafeBytes { try txn.delete(table, $0) }
+        _ = try KeyedEntry.key(txn, table, owner: owner, elementKey).withUnsafeBytes { try txn.delete(table, $0) }
     }
 
     /// Every (element key, payload), in element-key order.
     func entries(_ txn: Transaction) throws -> [(key: [UInt8], value: [UInt8])] {
-        try OwnerKey.entries(txn, table, owner: owner)
+        try KeyedEntry.entries(txn, table, owner: owner)
     }
 }
 
 /// The entries of one `Map` property of one object: keys `[owner][UTF-8 map key]`, values the payloads
-/// (`m:<Class>.<prop>`). Lookup, insert and removal are one B-tree operation.
+/// (`m:<Class>.<prop>`, see `KeyedEntry` for encrypted files). Lookup, insert and removal are one B-tree
+/// operation.
 struct MapTable {
     let table: Table
     let owner: Int64
@@ -61,17 +116,19 @@ struct MapTable {
     /// Map keys must leave room for the owner prefix within LMDB's key limit.
     static let maxKeyBytes = 400
 
-    private func key(_ mapKey: String) -> [UInt8] { OwnerKey.prefix(owner) + Array(mapKey.utf8) }
-
     func payload(_ txn: Transaction, for mapKey: String) throws -> [UInt8]? {
-        try key(mapKey).withUnsafeBytes { k in try txn.get(table, k) { $0.map(Array.init) } }
+        try KeyedEntry.key(txn, table, owner: owner, Array(mapKey.utf8)).withUnsafeBytes { k in
+            try txn.get(table, k) { $0.map { KeyedEntry.payload(txn, $0) ?? [] } }
+        }
     }
 
     /// Sets (payload non-nil) or removes (nil) an entry.
     func set(_ txn: Transaction, _ mapKey: String, payload: [UInt8]?) throws {
-        let k = key(mapKey)
+        let plain = Array(mapKey.utf8)
+        let k = KeyedEntry.key(txn, table, owner: owner, plain)
         if let payload {
-            _ = try k.withUnsafeBytes { k in try payload.withUnsafeBytes { try txn.put(table, k, $0) } }
+            let value = KeyedEntry.value(txn, table, plain, payload: payload)
+            _ = try k.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.put(table, k, $0) } }
         } else {
             _ = try k.withUnsafeBytes { try txn.delete(table, $0) }
         }
@@ -79,6 +136,6 @@ struct MapTable {
 
     /// Every entry in key order.
     func entries(_ txn: Transaction) throws -> [(key: String, payload: [UInt8])] {
-        try OwnerKey.entries(txn, table, owner: owner).map { (String(decoding: $0.key, as: UTF8.self), $0.value) }
+        try KeyedEntry.entries(txn, table, owner: owner).map { (String(decoding: $0.key, as: UTF8.self), $0.value) }
     }
 }

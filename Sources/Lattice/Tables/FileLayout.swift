@@ -40,6 +40,11 @@ enum FileLayout {
         return out
     }
 
+    /// Whether the database `name` holds sorted duplicates (indexes and backlinks).
+    static func isDupSort(_ name: String) -> Bool {
+        name.hasPrefix("i:") || name.hasPrefix("f:") || name.hasPrefix("b:")
+    }
+
     /// Index keys longer than this are truncated; equality lookups then verify candidates.
     static let maxIndexKey = 480
 
@@ -53,6 +58,13 @@ enum FileLayout {
     static let firstSealedFormat: UInt32 = 2
     /// The meta key of the format version.
     static let formatKey = "format"
+    /// The format of an encrypted file: format 2 with its sealed values encrypted (AES-256-GCM) instead
+    /// of checksummed and its value-holding keys hashed (see the *Encryption* article).
+    static let encryptedFormat: UInt32 = 3
+    /// The newest format this version reads.
+    static let newestFormat: UInt32 = 3
+    /// The meta key of an encrypted file's key check (salt and an encrypted constant).
+    static let keyCheckKey = "encryption"
 }
 
 /// The tables whose values end with a checksum in a file of format 2: `meta`, `changes` and the object
@@ -62,6 +74,16 @@ struct SealedTables: SealPolicy {
     func seals(_ name: String) -> Bool {
         name == FileLayout.meta || name == FileLayout.changes
             || name.hasPrefix("o:") || name.hasPrefix("l:") || name.hasPrefix("s:") || name.hasPrefix("m:")
+    }
+
+    /// In an encrypted file, the format and the key check stay readable without the key.
+    func plainKeys(in name: String) -> [[UInt8]] {
+        name == FileLayout.meta ? [Array(FileLayout.formatKey.utf8), Array(FileLayout.keyCheckKey.utf8)] : []
+    }
+
+    /// Index (`i:`, `f:`), set (`s:`) and map (`m:`) keys are values (or map keys) of the objects.
+    func hashesKeys(_ name: String) -> Bool {
+        name.hasPrefix("i:") || name.hasPrefix("f:") || name.hasPrefix("s:") || name.hasPrefix("m:")
     }
 
     func describe(key: UnsafeRawBufferPointer, in name: String) -> String {
