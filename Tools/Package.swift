@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Lattice's tools live in their own package so that apps depending on the `Lattice` library never fetch
-// swift-argument-parser. One directory per target under Sources/; the `lattice` CLI joins them later.
+// swift-argument-parser. One directory per target under Sources/.
 
 /// The checked-in outputs of `lattice-codegen` for the schema files of `Schemas/` (the golden files):
 /// each is compiled as its own module, which proves the generated code builds under Swift 6 without
@@ -15,6 +15,7 @@ let package = Package(
     name: "LatticeTools",
     products: [
         .executable(name: "lattice-codegen", targets: ["LatticeCodegen"]),
+        .executable(name: "lattice", targets: ["LatticeCLI"]),
         .plugin(name: "LatticeCodegenPlugin", targets: ["LatticeCodegenPlugin"]),
         .library(name: "LatticeSchemaFile", targets: ["LatticeSchemaFile"]),
         .library(name: "LatticeSchemaConversion", targets: ["LatticeSchemaConversion"]),
@@ -37,6 +38,16 @@ let package = Package(
         .executableTarget(
             name: "LatticeCodegen",
             dependencies: ["LatticeSchemaFile", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swift6
+        ),
+        // `lattice`: works on any database file through the schema it stores (the dynamic API).
+        .executableTarget(
+            name: "LatticeCLI",
+            dependencies: [
+                "LatticeSchemaFile", "LatticeSchemaConversion",
+                .product(name: "Lattice", package: "Lattice"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swift6
         ),
         .plugin(
