@@ -60,9 +60,16 @@ let package = Package(
             dependencies: ["LatticeSchemaFile"],
             swiftSettings: swift6
         ),
+        // Running the built tools as child processes, for the command-line tests.
+        .target(name: "ToolsTestSupport", path: "Tests/ToolsTestSupport", swiftSettings: swift6),
         .testTarget(
             name: "LatticeCodegenTests",
-            dependencies: ["LatticeCodegen"],
+            dependencies: ["LatticeCodegen", "ToolsTestSupport"],
+            swiftSettings: swift6
+        ),
+        .testTarget(
+            name: "LatticeCLITests",
+            dependencies: ["LatticeCLI", "ToolsTestSupport", .product(name: "Lattice", package: "Lattice")],
             swiftSettings: swift6
         ),
         .testTarget(

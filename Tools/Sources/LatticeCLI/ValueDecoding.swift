@@ -68,7 +68,7 @@ struct ValueDecoder {
     private func single(_ node: JSONNode, _ p: Property, _ cls: ObjectSchema, final: Bool) throws -> Any {
         func fail(_ expected: String) -> CommandFailure { mismatch(p, cls, node, expected: expected) }
         func number<T>(_ parse: (String) -> T?, _ name: String) throws -> T {
-            guard case let .number(text) = node.value, let v = parse(text) else { throw fail("\(name == "Int" ? "an" : "a") \(name)") }
+            guard case let .number(text) = node.value, let v = parse(text) else { throw fail("an \(name)") }
             return v
         }
         func floating<T: BinaryFloatingPoint & LosslessStringConvertible>(_: T.Type) throws -> T {
