@@ -57,6 +57,22 @@ final class InspectTests: CLITestCase {
         XCTAssertEqual(printed.stdout, try String(contentsOf: out, encoding: .utf8))
     }
 
+    func testSchemaExportCarriesAnnotationsOverAndFilesMadeFromASchemaFileExportBackToIt() throws {
+        // A file made from a schema file (an import of nothing creates it), exported with that schema file
+        // as annotations, gives the schema file back: the same classes, properties, docs and defaults.
+        let schema = Paths.schemas.appendingPathComponent("ToDo.lattice.json")
+        let empty = url("empty.ndjson")
+        try Data().write(to: empty)
+        let created = try lattice("import", "todo.lattice", "--schema", schema.path, stdin: empty)
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertEqual(created.stdout, "Imported 0 objects into todo.lattice.\n")
+        let exported = try lattice("schema", "export", "todo.lattice", "--annotations", schema.path)
+        XCTAssertEqual(exported.status, 0, exported.stderr)
+        XCTAssertTrue(exported.stdout.contains("\"doc\": \"What is to be done.\""), exported.stdout)
+        let original = try SchemaFile.read(contentsOf: schema.path)
+        XCTAssertEqual(try SchemaFile.read(Array(exported.stdout.utf8), fileName: "ToDo.lattice.json").jsonText(), original.jsonText())
+    }
+
     func testQueryWithTypedArgumentsSortLimitAndJSON() throws {
         try makePeople()
         // VIPs born after January 10th: ids 12, 15, ..., 27; newest first, three of them.
