@@ -30,10 +30,14 @@ deps:
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update && \
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
 
-## demo: build and run the to-do demo (creates $(DEMO_FILE), writes, reopens, prints).
+## demo: build and run the to-do demo (creates $(DEMO_FILE), writes, reopens, prints), then look
+## inside the file with the `lattice` command-line tool (the Tools package, built in $(SCRATCH_PATH)/tools).
 # A debug build: from a fresh clone it finishes sooner than a release build.
+LATTICE_TOOL = $(SWIFT) run --package-path Tools --scratch-path $(SCRATCH_PATH)/tools lattice
 demo: deps
 	$(SWIFT) run --scratch-path $(SCRATCH_PATH) lattice-demo $(DEMO_FILE)
+	$(LATTICE_TOOL) info $(DEMO_FILE)
+	$(LATTICE_TOOL) query $(DEMO_FILE) ToDoItem "isCompleted == \$$0" --arg false --sort text
 
 ## test: run the whole test suite: the library's, then the tools' (Tools/, its own package).
 test: deps

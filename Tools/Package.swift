@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Lattice's tools live in their own package so that apps depending on the `Lattice` library never fetch
-// swift-argument-parser. One directory per target under Sources/; the `lattice` CLI joins them later.
+// swift-argument-parser. One directory per target under Sources/.
 
 /// The checked-in outputs of `lattice-codegen` for the schema files of `Schemas/` (the golden files):
 /// each is compiled as its own module, which proves the generated code builds under Swift 6 without
@@ -15,6 +15,7 @@ let package = Package(
     name: "LatticeTools",
     products: [
         .executable(name: "lattice-codegen", targets: ["LatticeCodegen"]),
+        .executable(name: "lattice", targets: ["LatticeCLI"]),
         .plugin(name: "LatticeCodegenPlugin", targets: ["LatticeCodegenPlugin"]),
         .library(name: "LatticeSchemaFile", targets: ["LatticeSchemaFile"]),
         .library(name: "LatticeSchemaConversion", targets: ["LatticeSchemaConversion"]),
@@ -39,6 +40,16 @@ let package = Package(
             dependencies: ["LatticeSchemaFile", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swift6
         ),
+        // `lattice`: works on any database file through the schema it stores (the dynamic API).
+        .executableTarget(
+            name: "LatticeCLI",
+            dependencies: [
+                "LatticeSchemaFile", "LatticeSchemaConversion",
+                .product(name: "Lattice", package: "Lattice"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swift6
+        ),
         .plugin(
             name: "LatticeCodegenPlugin",
             capability: .buildTool(),
@@ -49,9 +60,16 @@ let package = Package(
             dependencies: ["LatticeSchemaFile"],
             swiftSettings: swift6
         ),
+        // Running the built tools as child processes, for the command-line tests.
+        .target(name: "ToolsTestSupport", path: "Tests/ToolsTestSupport", swiftSettings: swift6),
         .testTarget(
             name: "LatticeCodegenTests",
-            dependencies: ["LatticeCodegen"],
+            dependencies: ["LatticeCodegen", "ToolsTestSupport"],
+            swiftSettings: swift6
+        ),
+        .testTarget(
+            name: "LatticeCLITests",
+            dependencies: ["LatticeCLI", "ToolsTestSupport", .product(name: "Lattice", package: "Lattice")],
             swiftSettings: swift6
         ),
         .testTarget(

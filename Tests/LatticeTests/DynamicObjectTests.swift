@@ -148,6 +148,53 @@ final class DynamicObjectTests: XCTestCase {
         XCTAssertEqual(typedAnn.dogs[1].walkers.count, 2)
     }
 
+    func testCustomSchemaCreatesAFileWithoutModelClasses() throws {
+        let db = makeTempDatabase()
+        let schema = Schema([
+            ObjectSchema(className: "Note", properties: [
+                Property(name: "id", type: .int, isPrimaryKey: true),
+                Property(name: "text", type: .string, isIndexed: true),
+                Property(name: "tags", type: .string, collection: .list),
+                Property(name: "author", type: .object, isOptional: true, objectClassName: "Author"),
+            ]),
+            ObjectSchema(className: "Author", properties: [Property(name: "name", type: .string)]),
+        ])
+        do {
+            let lattice = try Lattice(configuration: .init(fileURL: db.url, schemaVersion: 3, customSchema: schema))
+            XCTAssertTrue(lattice.isDynamic)
+            try lattice.write {
+                let author = try lattice.dynamicCreate("Author", value: ["name": "Ann"])
+                try lattice.dynamicCreate("Note", value: ["id": 1, "text": "hello", "tags": ["a", "b"], "author": author])
+                XCTAssertNil(DynamicObject().objectKey)
+                XCTAssertNotNil(author.objectKey)
+            }
+        }
+        // Reopened from disk with the schema the file stores: the same schema, version and objects.
+        let reopened = try dynamic(db)
+        XCTAssertEqual(reopened.schema, schema)
+        XCTAssertEqual(reopened.configuration.schemaVersion, 3)
+        let note = try XCTUnwrap(reopened.dynamicObject(ofType: "Note", forPrimaryKey: 1))
+        XCTAssertEqual(Array(try XCTUnwrap(note["tags"] as? List<String>)), ["a", "b"])
+        let author = try XCTUnwrap(note["author"] as? DynamicObject)
+        XCTAssertEqual(author["name"] as? String, "Ann")
+        // The key names the object: the only Author has it, and it stays when the handle reads again.
+        XCTAssertEqual(author.objectKey, reopened.dynamicObjects("Author").first?.objectKey)
+        XCTAssertEqual(try reopened.dynamicObjects("Note").filter("text == 'hello'").count, 1)  // the index works
+
+        // Another schema at the same version is a mismatch, as with model classes.
+        let other = Schema([ObjectSchema(className: "Note", properties: [Property(name: "id", type: .int, isPrimaryKey: true)])])
+        XCTAssertThrowsError(try Lattice(configuration: .init(fileURL: db.url, schemaVersion: 3, customSchema: other))) { error in
+            guard case LatticeError.schemaMismatch = error else { return XCTFail("\(error)") }
+        }
+        // A link to a class the schema lacks is refused before any file is created.
+        let broken = makeTempDatabase()
+        let dangling = Schema([ObjectSchema(className: "A", properties: [
+            Property(name: "b", type: .object, isOptional: true, objectClassName: "B"),
+        ])])
+        XCTAssertThrowsError(try Lattice(configuration: .init(fileURL: broken.url, customSchema: dangling)))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: broken.path))
+    }
+
     func testDynamicOpenOfAMissingFileThrows() {
         let db = makeTempDatabase()
         XCTAssertEqual(latticeError(try dynamic(db)), .fileNotFound(path: db.path))

@@ -37,6 +37,12 @@ extension Lattice {
         /// ``objectTypes``, ``schemaVersion`` and ``migrationBlock`` are ignored; a missing file throws
         /// ``LatticeError/fileNotFound(path:)``.
         public var dynamicSchema: Bool
+        /// Open (creating when missing) a file with exactly this schema and no model classes: its objects are
+        /// ``DynamicObject``s, as with ``dynamicSchema``, but a new file is created with these classes and an
+        /// existing one must store the same schema at ``schemaVersion`` (or migrate to it from a lower
+        /// version). For tools that copy or rebuild a file from a schema they read elsewhere (a schema file,
+        /// an export). Wins over ``objectTypes`` and ``dynamicSchema``.
+        public var customSchema: Schema?
         /// Decides whether to compact the file when it is opened: called with the file's size and the bytes
         /// its data uses, on the first open of the file in this process, and only when no other process has
         /// it open. Returning true rewrites the file without its free pages (a compacted copy renamed over
@@ -91,7 +97,8 @@ extension Lattice {
             encryptionKey: Data? = nil,
             initialMapSize: Int = 64 << 30,
             maxReaders: UInt32 = 1022,
-            dynamicSchema: Bool = false
+            dynamicSchema: Bool = false,
+            customSchema: Schema? = nil
         ) {
             self.fileURL = inMemoryIdentifier == nil ? fileURL : nil
             self.inMemoryIdentifier = inMemoryIdentifier
@@ -106,6 +113,7 @@ extension Lattice {
             self.initialMapSize = initialMapSize
             self.maxReaders = maxReaders
             self.dynamicSchema = dynamicSchema
+            self.customSchema = customSchema
         }
 
         private static let defaultStorage = Mutex(Configuration())
@@ -132,7 +140,9 @@ extension Lattice {
         }
 
         /// `dynamicSchema` when set (kept apart: one long expression type-checks slowly).
-        private var dynamicDescription: String { dynamicSchema ? "; dynamicSchema = true }" : " }" }
+        private var dynamicDescription: String {
+            (dynamicSchema ? "; dynamicSchema = true" : "") + (customSchema == nil ? " }" : "; customSchema = set }")
+        }
 
         /// Throws for combinations of options that cannot work.
         func checkSupported() throws {

@@ -75,13 +75,17 @@ public final class Lattice {
     /// ``LatticeError/unsupported(feature:)`` for options not implemented yet.
     public init(configuration: Configuration) throws {
         try configuration.checkSupported()
-        let dynamic = configuration.dynamicSchema
-        var metadata = dynamic ? [] : try Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes)
-        var declared = Schema(metadata.map(\.schema))
+        // Dynamic classes come from the schema stored in the file, or from a custom schema.
+        let custom = configuration.customSchema
+        let dynamic = configuration.dynamicSchema || custom != nil
+        let readsStoredSchema = dynamic && custom == nil
+        var metadata = try custom.map { $0.objectSchemas.map(DynamicObject.metadata(for:)) }
+            ?? (dynamic ? [] : Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes))
+        var declared = custom ?? Schema(metadata.map(\.schema))
         try declared.validateRelationships()
         let path = try Lattice.storagePath(configuration)
         try Lattice.checkKey(configuration.encryptionKey, path: path)
-        if (configuration.readOnly || dynamic) && !FileManager.default.fileExists(atPath: path) {
+        if (configuration.readOnly || readsStoredSchema) && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
         }
         let options = EnvironmentOptions(
@@ -101,7 +105,7 @@ public final class Lattice {
         let env = try Environment.acquire(path: path, options: options)
         var configuration = configuration
         do {
-            if dynamic {
+            if readsStoredSchema {
                 // The stored schema is the declared one, at the stored version: nothing to migrate.
                 guard let file = try Lattice.readMetadata(env, key: configuration.encryptionKey) else {
                     throw LatticeError.invalidFile(path: path, reason: "it holds no Lattice metadata (a dynamic handle opens existing files only).")

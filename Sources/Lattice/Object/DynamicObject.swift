@@ -38,6 +38,11 @@ public final class DynamicObject: Object {
     /// of a class of a file.
     public required init() {}
 
+    /// The key of the stored object within its class: unique among the class's objects and fixed for the
+    /// object's life; nil while unmanaged. It names objects of classes without a primary key, for
+    /// example in the links of `lattice export`.
+    public var objectKey: Int64? { _lattice == nil ? nil : _key }
+
     /// The stored shape of the object's class, as the file stores it.
     override public var objectSchema: ObjectSchema {
         _info?.schema ?? unmanagedClass?.schema ?? ObjectSchema(className: "DynamicObject", properties: [])

@@ -122,6 +122,8 @@ enum QueryValue: Equatable, CustomStringConvertible {
     case decimal(Decimal)
     /// A managed or unmanaged object (for `owner == %@`, once links exist).
     case object(ObjectRef)
+    /// A ``QueryTextArgument``: typed by the property it is compared with when bound.
+    case text(String)
 
     /// Wraps an object so the enum stays `Equatable` (identity).
     struct ObjectRef: Equatable {
@@ -142,6 +144,7 @@ enum QueryValue: Equatable, CustomStringConvertible {
         case .objectId: return "ObjectId"
         case .decimal: return "Decimal"
         case let .object(o): return "\(type(of: o.object))"
+        case .text: return "text"
         }
     }
 
@@ -158,6 +161,7 @@ enum QueryValue: Equatable, CustomStringConvertible {
         case let .objectId(o): return "oid(\(o))"
         case let .decimal(d): return "\(d)"
         case let .object(o): return "\(type(of: o.object)) object"
+        case let .text(t): return "'" + t.replacingOccurrences(of: "'", with: "\\'") + "'"
         }
     }
 }

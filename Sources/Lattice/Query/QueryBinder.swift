@@ -196,6 +196,13 @@ struct QueryBinder {
             fail("type mismatch: '\(name)' is \(type)\(optional ? "?" : "") and cannot be compared with "
                 + "\(value) (\(value.typeName))", position)
         }
+        if case let .text(text) = value {
+            // Typed now that the property's type is known, then converted as that value would be.
+            guard let typed = QueryTextArgument(text).value(as: type) else {
+                throw fail("type mismatch: '\(name)' is \(type)\(optional ? "?" : "") and \(value) is not a value of that type", position)
+            }
+            return try convert(typed, type: type, optional: optional, name: name, options, position)
+        }
         switch (value, type) {
         case (.null, _): return .null
         case let (.bool(b), .bool): return .int(b ? 1 : 0)

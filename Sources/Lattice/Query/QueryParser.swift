@@ -432,6 +432,7 @@ struct QueryParser {
         case let v as UUID: return .uuid(v)
         case let v as ObjectId: return .objectId(v)
         case let v as Decimal: return .decimal(v)
+        case let v as QueryTextArgument: return .text(v.text)
         default: break
         }
         if let i = Int64._latticeCast(value) { return .int(i) }

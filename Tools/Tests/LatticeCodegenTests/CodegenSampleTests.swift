@@ -1,4 +1,5 @@
 import Foundation
+import ToolsTestSupport
 import XCTest
 
 /// `Examples/CodegenSample`, a package of its own whose model classes the build-tool plugin generates

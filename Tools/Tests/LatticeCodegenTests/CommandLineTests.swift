@@ -1,58 +1,6 @@
 import Foundation
+import ToolsTestSupport
 import XCTest
-
-/// Runs a program to completion and returns its exit status, standard output and standard error.
-/// The outputs go to temporary files, so a large output never blocks the program on a full pipe.
-func runProcess(_ executable: URL, _ arguments: [String], in directory: URL? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-    let base = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-run-\(UUID().uuidString)")
-    let outURL = base.appendingPathExtension("out")
-    let errURL = base.appendingPathExtension("err")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    defer {
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
-    }
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = directory }
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    return (process.terminationStatus, try String(contentsOf: outURL, encoding: .utf8), try String(contentsOf: errURL, encoding: .utf8))
-}
-
-/// Paths of the repository and of the built tool.
-enum Paths {
-    /// `Tools/`.
-    static let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    /// The repository root.
-    static let root = tools.deletingLastPathComponent()
-    /// `Schemas/`.
-    static let schemas = root.appendingPathComponent("Schemas")
-
-    /// The `lattice-codegen` executable, built with the tests (in the directory of the test bundle on
-    /// Linux, beside it on macOS).
-    static func codegen() throws -> URL {
-        let bundle = Bundle(for: CommandLineTests.self).bundleURL
-        for directory in [bundle, bundle.deletingLastPathComponent()] {
-            let url = directory.appendingPathComponent("lattice-codegen")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: bundle.appendingPathComponent("lattice-codegen").path])
-    }
-
-    /// The golden file of `name`.
-    static func golden(_ name: String) throws -> String {
-        try String(contentsOf: tools.appendingPathComponent("Tests/Generated/\(name)/\(name).swift"), encoding: .utf8)
-    }
-}
 
 /// `lattice-codegen` as a user runs it: its outputs, its diagnostics on standard error, its exit status.
 final class CommandLineTests: XCTestCase {
