@@ -31,15 +31,56 @@ final class IntegrityTests: XCTestCase {
         XCTAssertEqual(run.status, 0, "\(run)")
     }
 
+    /// A transaction can allocate pages past the end of the file and free them before it commits; LMDB
+    /// never writes them, so the file ends before the last page its meta page names. Such a file is whole
+    /// and must open; the same file cut short must still be refused.
+    func testAFileEndingInFreedPagesOpensAndATruncatedOneDoesNot() throws {
+        let db = makeTempDatabase("freed-tail")
+        let long = String(repeating: "x", count: 500)
+        do {
+            let lattice = try db.open([FreedTailNote.self])
+            try lattice.write {
+                for i in 0..<30 { try lattice.create(FreedTailNote.self, value: ["id": i, "text": "note \(i)"]) }
+            }
+            try lattice.write {
+                for i in 30..<2_030 { try lattice.create(FreedTailNote.self, value: ["id": i, "text": long + "\(i)"]) }
+            }
+            try lattice.write { try lattice.delete(try lattice.objects(FreedTailNote.self).filter("text BEGINSWITH 'xxx'")) }
+        }
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: db.path)[.size] as? Int)
+        // The scenario this test is about: the meta page names pages past the end of the file.
+        var env: OpaquePointer?
+        XCTAssertEqual(mdb_env_create(&env), 0)
+        XCTAssertEqual(mdb_env_open(env, db.path, UInt32(MDB_NOSUBDIR | MDB_RDONLY), 0o644), 0)
+        var info = MDB_envinfo()
+        var stat = MDB_stat()
+        mdb_env_info(env, &info)
+        mdb_env_stat(env, &stat)
+        mdb_env_close(env)
+        XCTAssertLessThan(size, (info.me_last_pgno + 1) * Int(stat.ms_psize), "the file should end before its last page")
+
+        for readOnly in [true, false] {
+            let lattice = try db.open([FreedTailNote.self], readOnly: readOnly)
+            XCTAssertEqual(lattice.objects(FreedTailNote.self).count, 30)
+            XCTAssertEqual(lattice.object(ofType: FreedTailNote.self, forPrimaryKey: 29)?.text, "note 29")
+            XCTAssertEqual(lattice.verify().count, 0)
+        }
+        let cut = makeTempDatabase("freed-tail-cut")
+        try Data(contentsOf: db.url).prefix(size / 2 / 4096 * 4096).write(to: cut.url)
+        let run = try ChildRun(["open", cut.path, "ro"])
+        XCTAssertFalse(run.crashed, "\(run)")
+        XCTAssertTrue(run.stdout.contains("the file is truncated"), run.stdout)
+    }
+
     // MARK: Foreign files
 
     func testFailedOpensLeaveNoLockFileAndSayWhatHappened() throws {
         var random = SystemRandomNumberGenerator()
         let cases: [(name: String, contents: Data?, readOnly: Bool, reason: String)] = [
-            ("text", Data("milk\neggs\nbread\n".utf8), false, "it is not a Lattice database (it has no LMDB header)."),
-            ("zeros", Data(count: 16384), false, "it is not a Lattice database (it has no LMDB header)."),
+            ("text", Data("milk\neggs\nbread\n".utf8), false, "it has no LMDB header."),
+            ("zeros", Data(count: 16384), false, "it has no LMDB header."),
             ("random", Data((0..<16384).map { _ in UInt8.random(in: 0...255, using: &random) }), true,
-             "it is not a Lattice database (it has no LMDB header)."),
+             "it has no LMDB header."),
             ("directory", nil, false, "it is a directory; give the path of a database file."),
             ("empty read-only", Data(), true, "the file is empty: it holds no database, and a read-only handle cannot create one "
                 + "(open it read-write once, or check the path)."),
@@ -499,4 +540,10 @@ extension RawLMDB {
             }
         }
     }
+}
+
+/// A note of the freed-tail test.
+final class FreedTailNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var text = ""
 }

@@ -14,7 +14,8 @@ import Glibc
 enum FileCheck {
     // LMDB 0.9's meta page (lmdb.h/mdb.c, 64-bit): a 16-byte page header (flags at byte 10) followed by
     // MDB_meta: magic (u32) at 16, data version (u32) at 20, the page size in the free database's
-    // `md_pad` (u32) at 40, the last page number at 136 and the transaction id at 144.
+    // `md_pad` (u32) at 40, the free database's root page at 80 (all ones when empty), the last page
+    // number at 136 and the transaction id at 144.
     private static let metaFlag: UInt16 = 0x08
     private static let magic: UInt32 = 0xBEEF_C0DE
     private static let dataVersion: UInt32 = 1
@@ -24,6 +25,8 @@ enum FileCheck {
         let pageSize: Int
         let lastPage: Int
         let txnID: UInt64
+        /// The root page of LMDB's free list; nil when the list is empty.
+        let freeRoot: Int?
     }
 
     /// Before LMDB opens `path`: refuses a directory, an empty file opened read-only (nothing to read and
@@ -52,7 +55,7 @@ enum FileCheck {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return }
         let size = Int(info.st_size)
-        let notDatabase = LatticeError.invalidFile(path: path, reason: "it is not a Lattice database (it has no LMDB header).")
+        let notDatabase = LatticeError.invalidFile(path: path, reason: "it has no LMDB header.")
         guard let first = try readMeta(fd: fd, at: 0, size: size, path: path) else { throw notDatabase }
         guard let second = try readMeta(fd: fd, at: first.pageSize, size: size, path: path) else {
             throw LatticeError.corruptFile(path: path, reason: "its second meta page is damaged.")
@@ -66,7 +69,10 @@ enum FileCheck {
         }
         let newer = first.txnID >= second.txnID ? first : second
         let expected = (newer.lastPage + 1) * newer.pageSize
-        if size < expected {
+        // Pages past the end that the free list holds were freed by the transaction that allocated them
+        // and never written: the file is whole (see `FreePages`).
+        if size < expected, !FreePages.cover(firstMissing: size / newer.pageSize, lastPage: newer.lastPage, root: newer.freeRoot,
+                                             pageSize: newer.pageSize, fileSize: size, fd: fd) {
             throw LatticeError.invalidFile(path: path, reason: "the file is truncated: it is \(size) bytes long, but its "
                 + "last page ends at byte \(expected). Restore it from a backup.")
         }
@@ -95,8 +101,10 @@ enum FileCheck {
             guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0, lastPage >= 1, lastPage < UInt64(Int.max) / 65536 else {
                 return nil
             }
+            let freeRoot = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 80, as: UInt64.self))
             return Meta(pageSize: pageSize, lastPage: Int(lastPage),
-                        txnID: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 144, as: UInt64.self)))
+                        txnID: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 144, as: UInt64.self)),
+                        freeRoot: freeRoot < lastPage + 1 ? Int(freeRoot) : nil)
         }
     }
 
@@ -173,7 +181,7 @@ enum FileCheck {
     static func openFailure(_ rc: Int32, path: String, readOnly: Bool) -> LatticeError {
         switch rc {
         case MDB_INVALID, MDB_VERSION_MISMATCH:
-            return .invalidFile(path: path, reason: "it is not a Lattice database (LMDB does not recognize it).")
+            return .invalidFile(path: path, reason: "LMDB does not recognize it.")
         case ENOENT where readOnly:
             return .fileNotFound(path: path)
         case EACCES, EPERM, EROFS:
