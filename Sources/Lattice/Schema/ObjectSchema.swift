@@ -183,7 +183,7 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
                             + "List of '\(cls.className)'.")
                     }
                 } else if target.isEmbedded && (p.collection == .set || p.collection == .map) {
-                    throw fail("'\(p.name)' holds embedded objects of '\(targetName)' in a \(p.collection!.rawValue); "
+                    throw fail("'\(p.name)' holds embedded objects of '\(targetName)' in a \(p.collection?.rawValue ?? "collection"); "
                         + "embedded objects live in to-one links and Lists only.")
                 }
             }
