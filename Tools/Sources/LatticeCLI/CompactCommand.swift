@@ -24,7 +24,7 @@ struct CompactCommand: ParsableCommand {
             let before = fileSize()
             // The library calls the decision only when no other process has the file open.
             let decided = Mutex<(total: Int, used: Int)?>(nil)
-            var configuration = Lattice.Configuration(fileURL: file.url, dynamicSchema: true)
+            var configuration = try file.configuration(readOnly: false)
             configuration.shouldCompactOnLaunch = { total, used in
                 decided.withLock { $0 = (total, used) }
                 return true

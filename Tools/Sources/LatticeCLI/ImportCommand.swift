@@ -71,7 +71,11 @@ struct ImportCommand: ParsableCommand {
 
     /// Adds every row in one write transaction; returns how many objects were added.
     private func importRows(_ rows: inout Rows, into newSchema: (schema: Schema, version: UInt64)?) throws -> Int {
-        let lattice = try newSchema.map { try Lattice(configuration: .init(fileURL: file.url, schemaVersion: $0.version, customSchema: $0.schema)) }
+        let lattice = try newSchema.map { schema -> Lattice in
+            var configuration = Lattice.Configuration(fileURL: file.url, schemaVersion: schema.version, customSchema: schema.schema)
+            configuration.encryptionKey = try file.encryptionKey()
+            return try Lattice(configuration: configuration)
+        }
             ?? file.open(writable: true)
         // Classes without a primary key that links point at: their objects are found by their export key.
         let keyedTargets = Set(lattice.schema.objectSchemas.flatMap(\.properties).compactMap { p -> String? in

@@ -59,7 +59,38 @@ struct FileArgument: ParsableArguments {
     @Argument(help: ArgumentHelp("The Lattice database file.", valueName: "file"))
     var path: String
 
+    @Option(name: .customLong("key-file"),
+            help: ArgumentHelp("The encryption key of an encrypted file: a file holding its 64 bytes, raw or as 128 hex digits.",
+                               valueName: "path"))
+    var keyFile: String?
+
     var url: URL { URL(fileURLWithPath: path) }
+
+    /// The key `--key-file` names, or nil without the option.
+    func encryptionKey() throws -> Data? {
+        guard let keyFile else { return nil }
+        guard let contents = FileManager.default.contents(atPath: keyFile) else {
+            throw CommandFailure.failure("'\(keyFile)': cannot read the key file.")
+        }
+        let text = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.count == 128, text.allSatisfy(\.isHexDigit) {
+            var key = Data()
+            var digits = text.makeIterator()
+            while let high = digits.next(), let low = digits.next() { key.append(UInt8(String([high, low]), radix: 16) ?? 0) }
+            return key
+        }
+        guard contents.count == 64 else {
+            throw CommandFailure.usage("'\(keyFile)' holds \(contents.count) bytes; an encryption key is 64 bytes (or 128 hex digits).")
+        }
+        return contents
+    }
+
+    /// The configuration that opens the file with the schema it stores (and the key, when given).
+    func configuration(readOnly: Bool) throws -> Lattice.Configuration {
+        var configuration = Lattice.Configuration(fileURL: url, readOnly: readOnly, dynamicSchema: true)
+        configuration.encryptionKey = try encryptionKey()
+        return configuration
+    }
 
     /// Opens the file with the schema it stores: read-only unless `writable`. A missing file, or one that
     /// is no Lattice database, fails with a message naming it.
@@ -69,7 +100,7 @@ struct FileArgument: ParsableArguments {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw CommandFailure.failure("'\(path)' is a directory, not a Lattice database file.")
         }
-        return try Lattice(configuration: .init(fileURL: url, readOnly: !writable, dynamicSchema: true))
+        return try Lattice(configuration: configuration(readOnly: !writable))
     }
 }
 

@@ -112,6 +112,49 @@ final class InspectTests: CLITestCase {
         XCTAssertEqual(try lattice("query", "people.lattice", "CLINote", "--limit", "5").stdout.split(separator: "\n").last, "5 of 30 objects")
     }
 
+    func testEncryptedFilesNeedTheKeyFile() throws {
+        let key = Data((0..<64).map { UInt8($0 * 3 % 256) })
+        var configuration = Lattice.Configuration(fileURL: url("secret.lattice"), objectTypes: cliTypes)
+        configuration.encryptionKey = key
+        do {
+            let lattice = try Lattice(configuration: configuration)
+            try lattice.write { try lattice.create(CLIPerson.self, value: ["id": 7, "name": "hidden"]) }
+        }
+        try key.write(to: url("raw.key"))
+        try Data(key.map { String(format: "%02x", $0) }.joined().utf8 + [0x0A]).write(to: url("hex.key"))
+        for keyFile in ["raw.key", "hex.key"] {
+            let query = try lattice("query", "secret.lattice", "CLIPerson", "name == 'hidden'", "--key-file", keyFile, "--json")
+            XCTAssertEqual(query.status, 0, query.stderr)
+            XCTAssertEqual((try json(query.stdout) as? [[String: Any]])?.map { $0["id"] as? Int }, [7])
+        }
+        let info = try lattice("info", "secret.lattice", "--key-file", "raw.key")
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stdout.contains("CLIPerson"), info.stdout)
+
+        // Without the key, or with a wrong or malformed one: a clear message, no output.
+        let without = try lattice("info", "secret.lattice")
+        XCTAssertEqual(without.status, 1)
+        XCTAssertTrue(without.stderr.contains("encrypt"), without.stderr)
+        try Data(repeating: 1, count: 64).write(to: url("wrong.key"))
+        let wrong = try lattice("query", "secret.lattice", "CLIPerson", "--key-file", "wrong.key")
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.stdout.isEmpty, wrong.stdout)
+        try Data(repeating: 1, count: 10).write(to: url("short.key"))
+        let short = try lattice("info", "secret.lattice", "--key-file", "short.key")
+        XCTAssertEqual(short.status, 64)
+        XCTAssertTrue(short.stderr.contains("64 bytes"), short.stderr)
+
+        // An import into a new encrypted file, read back with the key.
+        let export = try lattice("export", "secret.lattice", "--key-file", "raw.key", "--format", "ndjson")
+        XCTAssertEqual(export.status, 0, export.stderr)
+        try Data(export.stdout.utf8).write(to: url("dump.ndjson"))
+        let imported = try lattice("import", "copy.lattice", "--key-file", "hex.key", stdin: url("dump.ndjson"))
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(try lattice("query", "copy.lattice", "CLIPerson", "--key-file", "raw.key").stdout.split(separator: "\n").last,
+                       "1 object")
+        XCTAssertEqual(try lattice("info", "copy.lattice").status, 1)
+    }
+
     func testUsageErrorsAndBadFilesExitWithClearMessages() throws {
         try makePeople()
         try Data("this is not a database".utf8).write(to: url("notes.txt"))
