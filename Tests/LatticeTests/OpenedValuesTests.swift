@@ -28,8 +28,8 @@ final class OpenedValuesTests: XCTestCase {
         key.withUnsafeBytes { k in stored.withUnsafeBytes { cache.contains(tag, key: k, stored: $0) } }
     }
 
-    func testAKeptValueIsReturnedOnlyForExactlyItsTableKeyAndStoredBytes() {
-        let cache = OpenedValues()
+    func testAKeptValueIsReturnedOnlyForExactlyItsTableKeyAndStoredBytes() throws {
+        let cache = try XCTUnwrap(OpenedValues())
         let key = Self.bytes(8, seed: 1), stored = Self.bytes(128, seed: 2), plain = Self.bytes(100, seed: 3)
         Self.keep(cache, 7, key, stored, plain)
         XCTAssertEqual(Self.copy(cache, 7, key, stored, plainCount: 100), plain)
@@ -50,24 +50,24 @@ final class OpenedValuesTests: XCTestCase {
         XCTAssertNil(Self.copy(cache, 7, key, stored, plainCount: 99), "another plain size")
     }
 
-    func testAnEmptyPlainValueIsKept() {
-        let cache = OpenedValues()
+    func testAnEmptyPlainValueIsKept() throws {
+        let cache = try XCTUnwrap(OpenedValues())
         let key = Self.bytes(4, seed: 5), stored = Self.bytes(28, seed: 6)
         Self.keep(cache, 1, key, stored, [])
         XCTAssertEqual(Self.copy(cache, 1, key, stored, plainCount: 0), [])
     }
 
-    func testLargeValuesAreNotKept() {
-        let cache = OpenedValues()
+    func testLargeValuesAreNotKept() throws {
+        let cache = try XCTUnwrap(OpenedValues())
         let key = Self.bytes(8, seed: 1), stored = Self.bytes(OpenedValues.largestValue + 1, seed: 2)
         Self.keep(cache, 1, key, stored, Self.bytes(stored.count - 28, seed: 3))
         XCTAssertNil(Self.copy(cache, 1, key, stored, plainCount: stored.count - 28))
         XCTAssertEqual(cache.keptBytes, 0)
     }
 
-    func testTheBudgetBoundsWhatIsKept() {
+    func testTheBudgetBoundsWhatIsKept() throws {
         let budget = 20_000
-        let cache = OpenedValues(budget: budget)
+        let cache = try XCTUnwrap(OpenedValues(budget: budget))
         var generator = SystemRandomNumberGenerator()
         var kept = 0
         for i in 0..<2_000 {
@@ -83,8 +83,8 @@ final class OpenedValuesTests: XCTestCase {
         XCTAssertLessThan(kept, 2_000, "entries past the budget are not kept")
     }
 
-    func testThreadsKeepAndCopyAtOnce() {
-        let cache = OpenedValues(budget: 1 << 20)
+    func testThreadsKeepAndCopyAtOnce() throws {
+        let cache = try XCTUnwrap(OpenedValues(budget: 1 << 20))
         let mismatches = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for i in 0..<2_000 {

@@ -27,7 +27,7 @@ final class FileCipher: @unchecked Sendable {
 
     private let master: SymmetricKey
     let salt: [UInt8]
-    /// The values this file's tables sealed or opened lately, kept decrypted.
+    /// The values this file's tables sealed or opened lately, kept decrypted (nil without memory for it).
     private let opened = OpenedValues()
 
     /// Derives the file's keys from the configured key (64 bytes, checked by the caller) and its salt.
@@ -98,13 +98,13 @@ final class TableCipher: @unchecked Sendable {
     // is only read (AES.GCM copies it into a context of its own per call); `OpenedValues` is thread-safe.
     private let key: SymmetricKey
     private let plainKeys: [[UInt8]]
-    private let opened: OpenedValues
+    private let opened: OpenedValues?
     /// Tells this cipher's entries in `opened` from other tables' (unique in the process).
     private let tag: UInt64
 
     private static let tags = Atomic<UInt64>(0)
 
-    init(key: SymmetricKey, plainKeys: [[UInt8]], opened: OpenedValues) {
+    init(key: SymmetricKey, plainKeys: [[UInt8]], opened: OpenedValues?) {
         self.key = key
         self.plainKeys = plainKeys
         self.opened = opened
@@ -127,7 +127,7 @@ final class TableCipher: @unchecked Sendable {
     func seal(key entryKey: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Data {
         let box = try AES.GCM.seal(value, using: key, nonce: AES.GCM.Nonce(), authenticating: entryKey)
         guard let combined = box.combined else { throw LatticeError.storage(path: "", code: -1, message: "AES-GCM sealing failed.") }
-        combined.withUnsafeBytes { opened.keep(tag, key: entryKey, stored: $0, plain: value) }
+        combined.withUnsafeBytes { opened?.keep(tag, key: entryKey, stored: $0, plain: value) }
         return combined
     }
 
@@ -136,12 +136,12 @@ final class TableCipher: @unchecked Sendable {
     /// key's) or is too short.
     func open(key entryKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer, into plain: UnsafeMutableRawPointer) -> Bool {
         guard let count = Self.plainCount(sealed.count) else { return false }
-        if opened.copy(tag, key: entryKey, stored: sealed, to: plain, plainCount: count) { return true }
+        if opened?.copy(tag, key: entryKey, stored: sealed, to: plain, plainCount: count) == true { return true }
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
               let data = try? AES.GCM.open(box, using: key, authenticating: entryKey), data.count == count else { return false }
         data.withUnsafeBytes { bytes in
             if let base = bytes.baseAddress, count > 0 { plain.copyMemory(from: base, byteCount: count) }
-            opened.keep(tag, key: entryKey, stored: sealed, plain: bytes)
+            opened?.keep(tag, key: entryKey, stored: sealed, plain: bytes)
         }
         return true
     }
@@ -149,7 +149,7 @@ final class TableCipher: @unchecked Sendable {
     /// Whether stored value `sealed` under `key` authenticates (without keeping what it holds).
     func authenticates(key entryKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer) -> Bool {
         guard Self.plainCount(sealed.count) != nil else { return false }
-        if opened.contains(tag, key: entryKey, stored: sealed) { return true }
+        if opened?.contains(tag, key: entryKey, stored: sealed) == true { return true }
         guard let box = try? AES.GCM.SealedBox(combined: sealed) else { return false }
         return (try? AES.GCM.open(box, using: key, authenticating: entryKey)) != nil
     }

@@ -14,21 +14,29 @@ import Glibc
 /// compared. A changed byte on disk therefore misses and is authenticated again; what is returned is
 /// always what the cipher returns for those bytes.
 ///
-/// Slots are direct-mapped by the stored value's random nonce; a new entry replaces its slot's. The
-/// entries together hold at most `budget` bytes (32 MiB by default); values over `largestValue` bytes
-/// are not kept (the cipher's fixed cost per call is what this saves, and it matters for small values).
+/// Entries are found by the stored value's random nonce, in sets of `ways` slots (one cache line);
+/// a full set gives up one of its entries for a new one. The entries together hold at most `budget`
+/// bytes (32 MiB by default); values over `largestValue` bytes are not kept (the cipher's fixed cost
+/// per call is what this saves, and it matters for small values).
 final class OpenedValues: @unchecked Sendable {
     // @unchecked Sendable is safe: `slots` is only read or written while holding the lock of the slot's
-    // stripe (`stripe(of:)`), entries are owned by their slot (freed only after leaving it, under that
-    // lock), and `bytes` is atomic.
+    // set's stripe (`withStripe`), entries are owned by their slot (freed only after leaving it, under
+    // that lock), and `bytes` is atomic.
 
     /// Bytes all entries of a file may hold together, by default.
     static let defaultBudget = 32 << 20
     /// Bytes of the largest stored value kept.
     static let largestValue = 2048
 
-    private static let slotCount = 1 << 18
+    private static let setCount = 1 << 16
+    private static let ways = 4
     private static let stripeCount = 64
+
+    /// A slot: the hash of its entry's stored value and table (0 when empty), and the entry.
+    private struct Slot {
+        var hash: UInt64
+        var entry: UnsafeMutableRawPointer?
+    }
 
     /// Layout of an entry's header; the entry key, the stored value and the plain value follow it.
     private struct Header {
@@ -39,40 +47,59 @@ final class OpenedValues: @unchecked Sendable {
         var plainCount: Int
     }
 
-    private let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    private let slots: UnsafeMutablePointer<Slot>
     private let locks: UnsafeMutablePointer<pthread_mutex_t>
     private let bytes = Atomic<Int>(0)
     private let budget: Int
 
-    init(budget: Int = OpenedValues.defaultBudget) {
+    /// Nil when the slots' memory cannot be had (nothing is kept then).
+    init?(budget: Int = OpenedValues.defaultBudget) {
+        // Zeroed pages from calloc stay untouched (and uncharged) until a set is used.
+        guard let memory = calloc(Self.setCount * Self.ways, MemoryLayout<Slot>.stride) else { return nil }
+        slots = memory.bindMemory(to: Slot.self, capacity: Self.setCount * Self.ways)
         self.budget = budget
-        slots = .allocate(capacity: Self.slotCount)
-        slots.initialize(repeating: nil, count: Self.slotCount)
         locks = .allocate(capacity: Self.stripeCount)
         for i in 0..<Self.stripeCount { pthread_mutex_init(locks + i, nil) }
     }
 
     deinit {
-        for i in 0..<Self.slotCount { free(slots[i]) }
-        slots.deallocate()
+        for i in 0..<(Self.setCount * Self.ways) { free(slots[i].entry) }
+        free(slots)
         for i in 0..<Self.stripeCount { pthread_mutex_destroy(locks + i) }
         locks.deallocate()
     }
 
-    /// The slot of stored value `stored` of table `tag` (its first bytes are its random nonce).
+    /// The hash of stored value `stored` of table `tag` (its first bytes are its random nonce); never 0.
     @inline(__always)
-    private static func slot(_ tag: UInt64, _ stored: UnsafeRawBufferPointer) -> Int {
-        guard stored.count >= 8, let base = stored.baseAddress else { return 0 }
-        let h = (base.loadUnaligned(as: UInt64.self) ^ tag) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: h >> 46) & (slotCount - 1)
+    private static func hash(_ tag: UInt64, _ stored: UnsafeRawBufferPointer) -> UInt64 {
+        var h = tag &* 0xD6E8_FEB8_6659_FD93
+        if stored.count >= 8, let base = stored.baseAddress { h ^= base.loadUnaligned(as: UInt64.self) }
+        h = (h ^ (h >> 32)) &* 0x9E37_79B9_7F4A_7C15
+        return h | 1
     }
 
+    /// Runs `body` with the first slot of `hash`'s set, holding the set's lock.
     @inline(__always)
-    private func withStripe<R>(of slot: Int, _ body: () -> R) -> R {
-        let lock = locks + (slot & (Self.stripeCount - 1))
+    private func withSet<R>(_ hash: UInt64, _ body: (UnsafeMutablePointer<Slot>) -> R) -> R {
+        let set = Int(truncatingIfNeeded: hash >> 40) & (Self.setCount - 1)
+        let lock = locks + (set & (Self.stripeCount - 1))
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        return body()
+        return body(slots + set * Self.ways)
+    }
+
+    /// The entry of `set` for exactly `stored` under `key` of table `tag`, or nil.
+    @inline(__always)
+    private static func find(_ set: UnsafeMutablePointer<Slot>, _ hash: UInt64, _ tag: UInt64, _ key: UnsafeRawBufferPointer,
+                             _ stored: UnsafeRawBufferPointer) -> UnsafeMutableRawPointer? {
+        for way in 0..<ways where set[way].hash == hash {
+            guard let entry = set[way].entry else { continue }
+            let header = entry.load(as: Header.self)
+            guard header.tag == tag, header.keyCount == key.count, header.storedCount == stored.count else { continue }
+            let keyStart = entry + MemoryLayout<Header>.stride
+            if equal(keyStart, key) && equal(keyStart + key.count, stored) { return entry }
+        }
+        return nil
     }
 
     /// Copies the plain value of `stored` under entry key `key` of table `tag` to `plain` (room for
@@ -80,16 +107,14 @@ final class OpenedValues: @unchecked Sendable {
     func copy(_ tag: UInt64, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer,
               to plain: UnsafeMutableRawPointer, plainCount: Int) -> Bool {
         guard stored.count <= Self.largestValue else { return false }
-        let slot = Self.slot(tag, stored)
-        return withStripe(of: slot) {
-            guard let entry = slots[slot] else { return false }
+        let hash = Self.hash(tag, stored)
+        return withSet(hash) { set in
+            guard let entry = Self.find(set, hash, tag, key, stored) else { return false }
             let header = entry.load(as: Header.self)
-            guard header.tag == tag, header.keyCount == key.count, header.storedCount == stored.count,
-                  header.plainCount == plainCount else { return false }
-            let keyStart = entry + MemoryLayout<Header>.stride
-            let storedStart = keyStart + key.count
-            guard Self.equal(keyStart, key), Self.equal(storedStart, stored) else { return false }
-            if plainCount > 0 { plain.copyMemory(from: storedStart + stored.count, byteCount: plainCount) }
+            guard header.plainCount == plainCount else { return false }
+            if plainCount > 0 {
+                plain.copyMemory(from: entry + MemoryLayout<Header>.stride + key.count + stored.count, byteCount: plainCount)
+            }
             return true
         }
     }
@@ -97,14 +122,8 @@ final class OpenedValues: @unchecked Sendable {
     /// Whether `stored` under `key` of table `tag` is kept (so it authenticated when it was kept).
     func contains(_ tag: UInt64, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer) -> Bool {
         guard stored.count <= Self.largestValue else { return false }
-        let slot = Self.slot(tag, stored)
-        return withStripe(of: slot) {
-            guard let entry = slots[slot] else { return false }
-            let header = entry.load(as: Header.self)
-            guard header.tag == tag, header.keyCount == key.count, header.storedCount == stored.count else { return false }
-            let keyStart = entry + MemoryLayout<Header>.stride
-            return Self.equal(keyStart, key) && Self.equal(keyStart + key.count, stored)
-        }
+        let hash = Self.hash(tag, stored)
+        return withSet(hash) { Self.find($0, hash, tag, key, stored) != nil }
     }
 
     /// Keeps `plain` as the value `stored` under `key` of table `tag` opens to (the caller sealed or
@@ -119,9 +138,12 @@ final class OpenedValues: @unchecked Sendable {
         Self.put(key, at: keyStart)
         Self.put(stored, at: keyStart + key.count)
         Self.put(plain, at: keyStart + key.count + stored.count)
-        let slot = Self.slot(tag, stored)
-        let replaced: UnsafeMutableRawPointer? = withStripe(of: slot) {
-            let old = slots[slot]
+        let hash = Self.hash(tag, stored)
+        let unused: UnsafeMutableRawPointer? = withSet(hash) { set in
+            if Self.find(set, hash, tag, key, stored) != nil { return entry }
+            // An empty slot, else the one the hash picks (entries of one set are equally old to us).
+            let way = (0..<Self.ways).first { set[$0].entry == nil } ?? Int(truncatingIfNeeded: hash >> 20) & (Self.ways - 1)
+            let old = set[way].entry
             let freed = old.map { $0.load(as: Header.self).size } ?? 0
             // The budget is checked and charged in one step so that stripes racing to fill it cannot pass it.
             let charged = bytes.wrappingAdd(size - freed, ordering: .relaxed).newValue
@@ -129,10 +151,10 @@ final class OpenedValues: @unchecked Sendable {
                 bytes.wrappingSubtract(size - freed, ordering: .relaxed)
                 return entry
             }
-            slots[slot] = entry
+            set[way] = Slot(hash: hash, entry: entry)
             return old
         }
-        free(replaced)
+        free(unused)
     }
 
     /// Bytes the entries hold now (header, entry key, stored and plain value each).
