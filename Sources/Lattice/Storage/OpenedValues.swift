@@ -14,8 +14,9 @@ import Glibc
 /// compared. A changed byte on disk therefore misses and is authenticated again; what is returned is
 /// always what the cipher returns for those bytes.
 ///
-/// Entries are found by the stored value's random nonce, in sets of `ways` slots (one cache line);
-/// a full set gives up one of its entries for a new one. The entries together hold at most `budget`
+/// Entries are found by their entry key, in sets of `ways` slots (one cache line) that also hold a hash
+/// of each entry's stored value (its random nonce), so that only a likely match is read; a full set
+/// gives up one of its entries for a new one. The entries together hold at most `budget`
 /// bytes (32 MiB by default); values over `largestValue` bytes are not kept (the cipher's fixed cost
 /// per call is what this saves, and it matters for small values).
 final class OpenedValues: @unchecked Sendable {
@@ -78,10 +79,28 @@ final class OpenedValues: @unchecked Sendable {
         return h | 1
     }
 
-    /// Runs `body` with the first slot of `hash`'s set, holding the set's lock.
+    /// The set of entry key `key` of table `tag`. Consecutive keys (object keys are big-endian sequence
+    /// numbers) go to consecutive sets, so a walk in key order reads the slots in order too.
     @inline(__always)
-    private func withSet<R>(_ hash: UInt64, _ body: (UnsafeMutablePointer<Slot>) -> R) -> R {
-        let set = Int(truncatingIfNeeded: hash >> 40) & (Self.setCount - 1)
+    private static func set(_ tag: UInt64, _ key: UnsafeRawBufferPointer) -> Int {
+        var n = tag &* 0xD6E8_FEB8_6659_FD93
+        if let base = key.baseAddress {
+            if key.count >= 8 {
+                n &+= UInt64(bigEndian: base.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+                if key.count > 8 { n &+= (base.loadUnaligned(as: UInt64.self) &* 0x9E37_79B9_7F4A_7C15) >> 20 }
+            } else {
+                for i in 0..<key.count { n &+= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << (8 * UInt64(key.count - 1 - i)) }
+            }
+        }
+        // Folding the high bits in keeps consecutive small keys consecutive and spreads keys that differ
+        // only in their high bytes.
+        n &+= (n >> 16) &+ (n >> 32) &+ (n >> 48)
+        return Int(truncatingIfNeeded: n) & (setCount - 1)
+    }
+
+    /// Runs `body` with the first slot of set `set`, holding the set's lock.
+    @inline(__always)
+    private func withSet<R>(_ set: Int, _ body: (UnsafeMutablePointer<Slot>) -> R) -> R {
         let lock = locks + (set & (Self.stripeCount - 1))
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
@@ -108,7 +127,7 @@ final class OpenedValues: @unchecked Sendable {
               to plain: UnsafeMutableRawPointer, plainCount: Int) -> Bool {
         guard stored.count <= Self.largestValue else { return false }
         let hash = Self.hash(tag, stored)
-        return withSet(hash) { set in
+        return withSet(Self.set(tag, key)) { set in
             guard let entry = Self.find(set, hash, tag, key, stored) else { return false }
             let header = entry.load(as: Header.self)
             guard header.plainCount == plainCount else { return false }
@@ -123,7 +142,7 @@ final class OpenedValues: @unchecked Sendable {
     func contains(_ tag: UInt64, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer) -> Bool {
         guard stored.count <= Self.largestValue else { return false }
         let hash = Self.hash(tag, stored)
-        return withSet(hash) { Self.find($0, hash, tag, key, stored) != nil }
+        return withSet(Self.set(tag, key)) { Self.find($0, hash, tag, key, stored) != nil }
     }
 
     /// Keeps `plain` as the value `stored` under `key` of table `tag` opens to (the caller sealed or
@@ -139,7 +158,7 @@ final class OpenedValues: @unchecked Sendable {
         Self.put(stored, at: keyStart + key.count)
         Self.put(plain, at: keyStart + key.count + stored.count)
         let hash = Self.hash(tag, stored)
-        let unused: UnsafeMutableRawPointer? = withSet(hash) { set in
+        let unused: UnsafeMutableRawPointer? = withSet(Self.set(tag, key)) { set in
             if Self.find(set, hash, tag, key, stored) != nil { return entry }
             // An empty slot, else the one the hash picks (entries of one set are equally old to us).
             let way = (0..<Self.ways).first { set[$0].entry == nil } ?? Int(truncatingIfNeeded: hash >> 20) & (Self.ways - 1)
