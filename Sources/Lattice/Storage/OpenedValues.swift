@@ -16,12 +16,12 @@ import Glibc
 ///
 /// Entries are found by their entry key, in sets of `ways` slots (one cache line) that also hold a hash
 /// of each entry's stored value (its random nonce), so that only a likely match is read; a full set
-/// gives up one of its entries for a new one. The entries together hold at most `budget`
-/// bytes (32 MiB by default); values over `largestValue` bytes are not kept (the cipher's fixed cost
-/// per call is what this saves, and it matters for small values).
+/// gives up one of its entries for a new one. The entries together hold at most `budget` bytes (32 MiB
+/// by default); values over `largestValue` bytes are not kept (the cipher's fixed cost per call is what
+/// this saves, and it matters for small values).
 final class OpenedValues: @unchecked Sendable {
     // @unchecked Sendable is safe: `slots` is only read or written while holding the lock of the slot's
-    // set's stripe (`withStripe`), entries are owned by their slot (freed only after leaving it, under
+    // set's stripe (`withSet`), entries are owned by their slot (freed only after leaving it, under
     // that lock), and `bytes` is atomic.
 
     /// Bytes all entries of a file may hold together, by default.
@@ -39,13 +39,14 @@ final class OpenedValues: @unchecked Sendable {
         var entry: UnsafeMutableRawPointer?
     }
 
-    /// Layout of an entry's header; the entry key, the stored value and the plain value follow it.
+    /// Layout of an entry's header (24 bytes); the entry key, the stored value and the plain value follow
+    /// it. Sizes fit 32 bits: keys are LMDB keys and stored values at most `largestValue` bytes.
     private struct Header {
         var tag: UInt64
-        var size: Int
-        var keyCount: Int
-        var storedCount: Int
-        var plainCount: Int
+        var size: UInt32
+        var keyCount: UInt32
+        var storedCount: UInt32
+        var plainCount: UInt32
     }
 
     private let slots: UnsafeMutablePointer<Slot>
@@ -53,10 +54,13 @@ final class OpenedValues: @unchecked Sendable {
     private let bytes = Atomic<Int>(0)
     private let budget: Int
 
+    private static let slotBytes = setCount * ways * MemoryLayout<Slot>.stride
+
     /// Nil when the slots' memory cannot be had (nothing is kept then).
     init?(budget: Int = OpenedValues.defaultBudget) {
-        // Zeroed pages from calloc stay untouched (and uncharged) until a set is used.
-        guard let memory = calloc(Self.setCount * Self.ways, MemoryLayout<Slot>.stride) else { return nil }
+        // Anonymous pages: page-aligned (a set is one cache line), zeroed, and not charged until a set is used.
+        let memory = mmap(nil, Self.slotBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let memory, memory != MAP_FAILED else { return nil }
         slots = memory.bindMemory(to: Slot.self, capacity: Self.setCount * Self.ways)
         self.budget = budget
         locks = .allocate(capacity: Self.stripeCount)
@@ -65,7 +69,7 @@ final class OpenedValues: @unchecked Sendable {
 
     deinit {
         for i in 0..<(Self.setCount * Self.ways) { free(slots[i].entry) }
-        free(slots)
+        munmap(slots, Self.slotBytes)
         for i in 0..<Self.stripeCount { pthread_mutex_destroy(locks + i) }
         locks.deallocate()
     }
@@ -114,7 +118,7 @@ final class OpenedValues: @unchecked Sendable {
         for way in 0..<ways where set[way].hash == hash {
             guard let entry = set[way].entry else { continue }
             let header = entry.load(as: Header.self)
-            guard header.tag == tag, header.keyCount == key.count, header.storedCount == stored.count else { continue }
+            guard header.tag == tag, Int(header.keyCount) == key.count, Int(header.storedCount) == stored.count else { continue }
             let keyStart = entry + MemoryLayout<Header>.stride
             if equal(keyStart, key) && equal(keyStart + key.count, stored) { return entry }
         }
@@ -130,7 +134,7 @@ final class OpenedValues: @unchecked Sendable {
         return withSet(Self.set(tag, key)) { set in
             guard let entry = Self.find(set, hash, tag, key, stored) else { return false }
             let header = entry.load(as: Header.self)
-            guard header.plainCount == plainCount else { return false }
+            guard Int(header.plainCount) == plainCount else { return false }
             if plainCount > 0 {
                 plain.copyMemory(from: entry + MemoryLayout<Header>.stride + key.count + stored.count, byteCount: plainCount)
             }
@@ -148,10 +152,11 @@ final class OpenedValues: @unchecked Sendable {
     /// Keeps `plain` as the value `stored` under `key` of table `tag` opens to (the caller sealed or
     /// opened it with the table's cipher). Does nothing when it would pass the budget.
     func keep(_ tag: UInt64, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer, plain: UnsafeRawBufferPointer) {
-        guard stored.count <= Self.largestValue else { return }
+        guard stored.count <= Self.largestValue, key.count <= Self.largestValue, plain.count <= stored.count else { return }
         let size = MemoryLayout<Header>.stride + key.count + stored.count + plain.count
         guard let entry = malloc(size) else { return }
-        entry.storeBytes(of: Header(tag: tag, size: size, keyCount: key.count, storedCount: stored.count, plainCount: plain.count),
+        entry.storeBytes(of: Header(tag: tag, size: UInt32(size), keyCount: UInt32(key.count), storedCount: UInt32(stored.count),
+                                    plainCount: UInt32(plain.count)),
                          as: Header.self)
         let keyStart = entry + MemoryLayout<Header>.stride
         Self.put(key, at: keyStart)
@@ -163,7 +168,7 @@ final class OpenedValues: @unchecked Sendable {
             // An empty slot, else the one the hash picks (entries of one set are equally old to us).
             let way = (0..<Self.ways).first { set[$0].entry == nil } ?? Int(truncatingIfNeeded: hash >> 20) & (Self.ways - 1)
             let old = set[way].entry
-            let freed = old.map { $0.load(as: Header.self).size } ?? 0
+            let freed = old.map { Int($0.load(as: Header.self).size) } ?? 0
             // The budget is checked and charged in one step so that stripes racing to fill it cannot pass it.
             let charged = bytes.wrappingAdd(size - freed, ordering: .relaxed).newValue
             guard charged <= budget || size <= freed else {
