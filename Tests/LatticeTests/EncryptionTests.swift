@@ -168,6 +168,75 @@ final class EncryptionTests: XCTestCase {
         XCTAssertEqual(reopened.verify().filter { $0.database == "o:SecretOwner" }.map(\.kind), [.damagedValue])
     }
 
+    func testTamperingIsCaughtWhileTheValueIsKeptDecrypted() throws {
+        let db = makeTempDatabase("encrypted")
+        let lattice = try Lattice(configuration: configuration(db.url, key: key))
+        try fill(lattice, notes: 3)
+        // Written and read through this handle: the record is kept decrypted in memory now.
+        XCTAssertEqual(lattice.object(ofType: SecretOwner.self, forPrimaryKey: 4242)?.name, "OKAPI-OWNER")
+        XCTAssertEqual(lattice.objects(SecretOwner.self).first?.name, "OKAPI-OWNER")
+
+        // The record's stored bytes, read from a copy of the file.
+        let copy = makeTempDatabase("copy")
+        try FileManager.default.copyItem(at: db.url, to: copy.url)
+        let objectKey = KeyCodec.withObjectKey(4242) { Array($0) }
+        var stored: [UInt8] = []
+        try RawLMDB.withWrite(copy.path) { txn in
+            stored = try XCTUnwrap(RawLMDB.entries(txn, database: "o:SecretOwner").first { $0.key == objectKey }?.value)
+        }
+        // Another writer flips one byte of it in place, under the open handle.
+        let file = try Data(contentsOf: db.url)
+        let position = try XCTUnwrap(file.range(of: Data(stored))).lowerBound + stored.count / 2
+        let handle = try FileHandle(forUpdating: db.url)
+        try handle.seek(toOffset: UInt64(position))
+        try handle.write(contentsOf: [file[position] ^ 0x01])
+        try handle.close()
+
+        lattice.refresh()
+        guard case .authenticationFailed(_, let reason)? = latticeError(try lattice.objects(SecretOwner.self).max(ofProperty: "number") as Int?) else {
+            return XCTFail("a flipped byte must fail authentication even when the value was read before")
+        }
+        XCTAssertTrue(reason.contains("o:SecretOwner") && reason.contains("4242"), reason)
+        XCTAssertEqual(lattice.verify().map(\.kind), [.damagedValue])
+    }
+
+    func testValuesOfEverySizeReadBackFromManyThreads() throws {
+        let db = makeTempDatabase("encrypted")
+        let sizes = [0, 1, 27, 28, 100, 1_000, 2_100, 5_000, 70_000]
+        do {
+            let lattice = try Lattice(configuration: configuration(db.url, key: key))
+            try lattice.write {
+                for (i, size) in sizes.enumerated() {
+                    let note = SecretNote()
+                    note.id = "note-\(i)"
+                    note.body = String(repeating: Character(UnicodeScalar(UInt8(65 + i))), count: size)
+                    note.rank = size
+                    try lattice.add(note)
+                }
+            }
+            // The handle that wrote them reads them back.
+            for (i, size) in sizes.enumerated() {
+                XCTAssertEqual(lattice.object(ofType: SecretNote.self, forPrimaryKey: "note-\(i)")?.body.count, size)
+            }
+        }
+        // Handles of a new environment (nothing kept in memory), one per thread, 8 threads at once, twice each.
+        let config = configuration(db.url, key: key)
+        let opener = try Lattice(configuration: config)
+        let wrong = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            guard let lattice = try? Lattice(configuration: config) else { return wrong.withLock { $0 += 1 } }
+            for _ in 0..<2 {
+                for (i, size) in sizes.enumerated() {
+                    let body = lattice.object(ofType: SecretNote.self, forPrimaryKey: "note-\(i)")?.body
+                    if body != String(repeating: Character(UnicodeScalar(UInt8(65 + i))), count: size) { wrong.withLock { $0 += 1 } }
+                }
+                if lattice.objects(SecretNote.self).map(\.rank).sorted() != sizes { wrong.withLock { $0 += 1 } }
+            }
+        }
+        _ = opener
+        XCTAssertEqual(wrong.withLock { $0 }, 0)
+    }
+
     // MARK: Queries
 
     func testQueriesGiveTheSameResultsAsOnAPlaintextFile() throws {

@@ -53,8 +53,14 @@ struct Cursor {
     @inline(never)
     private func decrypted(_ cipher: TableCipher, _ key: Bytes, _ value: Bytes) throws -> Bytes {
         if cipher.isPlain(key) { return try Cursor.opened(table, key, value, env) }
-        guard let plain = cipher.open(key: key, sealed: value), let arena else { throw env.seals.forged(table, key: key, path: env.path) }
-        return try arena.store(plain, emptyAt: value.baseAddress)
+        guard let count = TableCipher.plainCount(value.count), let arena else { throw env.seals.forged(table, key: key, path: env.path) }
+        let plain = try arena.reserve(count)
+        guard cipher.open(key: key, sealed: value, into: plain) else {
+            arena.release(count)
+            throw env.seals.forged(table, key: key, path: env.path)
+        }
+        // An empty value keeps a non-nil address, as bytes lent by LMDB have.
+        return Bytes(start: count == 0 ? UnsafeRawPointer(value.baseAddress) : UnsafeRawPointer(plain), count: count)
     }
 
     /// The first entry of the table.
@@ -120,7 +126,7 @@ struct Cursor {
         func verify(_ k: MDB_val, _ v: MDB_val) throws {
             try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
             if let cipher, !cipher.isPlain(bytes(k)) {
-                if cipher.open(key: bytes(k), sealed: bytes(v)) == nil { throw env.seals.forged(table, key: bytes(k), path: env.path) }
+                if !cipher.authenticates(key: bytes(k), sealed: bytes(v)) { throw env.seals.forged(table, key: bytes(k), path: env.path) }
             } else {
                 _ = try opened(table, bytes(k), bytes(v), env)
             }
@@ -166,24 +172,27 @@ final class ValueArena {
         for chunk in chunks { free(chunk) }
     }
 
-    /// A copy of `data` in the arena; an empty value keeps the address `emptyAt` (as LMDB's do).
-    func store(_ data: Data, emptyAt: UnsafeRawPointer?) throws -> Bytes {
-        let n = data.count
-        if n == 0 { return Bytes(start: emptyAt, count: 0) }
-        if current == nil || used + n > capacity {
-            let size = max(n, 64 << 10)
+    /// Room for `count` bytes in the arena, valid until the arena is freed.
+    func reserve(_ count: Int) throws -> UnsafeMutableRawPointer {
+        if current == nil || used + count > capacity {
+            let size = max(count, 64 << 10)
             guard let chunk = malloc(size) else {
-                throw LatticeError.storage(path: "", code: ENOMEM, message: "Out of memory for a decrypted value of \(n) bytes.")
+                throw LatticeError.storage(path: "", code: ENOMEM, message: "Out of memory for a decrypted value of \(count) bytes.")
             }
             chunks.append(chunk)
             current = chunk
             capacity = size
             used = 0
         }
-        guard let base = current else { return Bytes(start: emptyAt, count: 0) }
-        let start = base + used
-        data.copyBytes(to: start.assumingMemoryBound(to: UInt8.self), count: n)
-        used += n
-        return Bytes(start: start, count: n)
+        guard let base = current else {
+            throw LatticeError.storage(path: "", code: ENOMEM, message: "Out of memory for a decrypted value of \(count) bytes.")
+        }
+        used += count
+        return base + (used - count)
+    }
+
+    /// Gives back the last `count` bytes reserved (a value that failed to open).
+    func release(_ count: Int) {
+        used -= min(count, used)
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// The keys of an encrypted file (see the *Encryption* article), derived from the configuration's 64-byte
 /// key and the file's random salt with HKDF-SHA256, one subkey per purpose and per table:
@@ -26,6 +27,8 @@ final class FileCipher: @unchecked Sendable {
 
     private let master: SymmetricKey
     let salt: [UInt8]
+    /// The values this file's tables sealed or opened lately, kept decrypted (nil without memory for it).
+    private let opened = OpenedValues()
 
     /// Derives the file's keys from the configured key (64 bytes, checked by the caller) and its salt.
     init(key: Data, salt: [UInt8]) {
@@ -40,7 +43,7 @@ final class FileCipher: @unchecked Sendable {
 
     /// The sealing of table `name`'s values.
     func sealing(_ name: String, plainKeys: [[UInt8]]) -> TableCipher {
-        TableCipher(key: subkey("seal " + name), plainKeys: plainKeys)
+        TableCipher(key: subkey("seal " + name), plainKeys: plainKeys, opened: opened)
     }
 
     /// The keyed hash of table `name`'s keys.
@@ -86,15 +89,26 @@ final class FileCipher: @unchecked Sendable {
 
 /// The AES-256-GCM sealing of one table's values. Entries under `plainKeys` are checksummed instead of
 /// encrypted (the metadata a reader needs before it has a key: the format and the key check).
+///
+/// Each call into swift-crypto's AES-GCM costs far more than the cipher itself (a context set up per
+/// call, and its buffers), so values this cipher seals or opens are kept decrypted in the file's
+/// `OpenedValues`, and reading one again copies it from there.
 final class TableCipher: @unchecked Sendable {
-    // @unchecked Sendable is safe: both properties are `let`s never mutated after init; the key's storage
-    // is only read (AES.GCM copies it into a context of its own per call).
+    // @unchecked Sendable is safe: every property is a `let` never mutated after init; the key's storage
+    // is only read (AES.GCM copies it into a context of its own per call); `OpenedValues` is thread-safe.
     private let key: SymmetricKey
     private let plainKeys: [[UInt8]]
+    private let opened: OpenedValues?
+    /// Tells this cipher's entries in `opened` from other tables' (unique in the process).
+    private let tag: UInt64
 
-    init(key: SymmetricKey, plainKeys: [[UInt8]]) {
+    private static let tags = Atomic<UInt64>(0)
+
+    init(key: SymmetricKey, plainKeys: [[UInt8]], opened: OpenedValues?) {
         self.key = key
         self.plainKeys = plainKeys
+        self.opened = opened
+        tag = Self.tags.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// Whether the entry under `key` is checksummed rather than encrypted.
@@ -103,17 +117,41 @@ final class TableCipher: @unchecked Sendable {
         !plainKeys.isEmpty && plainKeys.contains { $0.elementsEqual(key) }
     }
 
+    /// Bytes of the value a stored one of `storedCount` bytes holds; nil when it is too short to be one.
+    @inline(__always)
+    static func plainCount(_ storedCount: Int) -> Int? {
+        storedCount >= FileCipher.overhead ? storedCount - FileCipher.overhead : nil
+    }
+
     /// The stored form of `value` under `key`: nonce, ciphertext, tag (`FileCipher.overhead` more bytes).
     func seal(key entryKey: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Data {
         let box = try AES.GCM.seal(value, using: key, nonce: AES.GCM.Nonce(), authenticating: entryKey)
         guard let combined = box.combined else { throw LatticeError.storage(path: "", code: -1, message: "AES-GCM sealing failed.") }
+        combined.withUnsafeBytes { opened?.keep(tag, key: entryKey, stored: $0, plain: value) }
         return combined
     }
 
-    /// The value a stored one holds; nil when it fails authentication (damaged, moved, or another key's).
-    func open(key entryKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer) -> Data? {
-        guard sealed.count >= FileCipher.overhead, let box = try? AES.GCM.SealedBox(combined: sealed) else { return nil }
-        return try? AES.GCM.open(box, using: key, authenticating: entryKey)
+    /// Authenticates and decrypts stored value `sealed` under `key` into `plain`, which has room for
+    /// `plainCount(sealed.count)` bytes; false when it fails authentication (damaged, moved, or another
+    /// key's) or is too short.
+    func open(key entryKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer, into plain: UnsafeMutableRawPointer) -> Bool {
+        guard let count = Self.plainCount(sealed.count) else { return false }
+        if opened?.copy(tag, key: entryKey, stored: sealed, to: plain, plainCount: count) == true { return true }
+        guard let box = try? AES.GCM.SealedBox(combined: sealed),
+              let data = try? AES.GCM.open(box, using: key, authenticating: entryKey), data.count == count else { return false }
+        data.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress, count > 0 { plain.copyMemory(from: base, byteCount: count) }
+            opened?.keep(tag, key: entryKey, stored: sealed, plain: bytes)
+        }
+        return true
+    }
+
+    /// Whether stored value `sealed` under `key` authenticates (without keeping what it holds).
+    func authenticates(key entryKey: UnsafeRawBufferPointer, sealed: UnsafeRawBufferPointer) -> Bool {
+        guard Self.plainCount(sealed.count) != nil else { return false }
+        if opened?.contains(tag, key: entryKey, stored: sealed) == true { return true }
+        guard let box = try? AES.GCM.SealedBox(combined: sealed) else { return false }
+        return (try? AES.GCM.open(box, using: key, authenticating: entryKey)) != nil
     }
 }
 

@@ -201,10 +201,15 @@ final class Transaction {
     @inline(never)
     private func decrypted<R>(_ cipher: TableCipher, _ table: Table, _ key: Bytes, _ value: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
         if cipher.isPlain(key) { return try body(Cursor.opened(table, key, value, env)) }
-        guard let plain = cipher.open(key: key, sealed: value) else { throw env.seals.forged(table, key: key, path: env.path) }
-        // An empty value keeps a non-nil address, as bytes lent by LMDB have.
-        if plain.isEmpty { return try body(Bytes(start: value.baseAddress, count: 0)) }
-        return try plain.withUnsafeBytes { try body($0) }
+        guard let count = TableCipher.plainCount(value.count) else { throw env.seals.forged(table, key: key, path: env.path) }
+        // Small values are decrypted on the stack; `body` may read other values meanwhile.
+        return try withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 16) { buffer in
+            guard let plain = buffer.baseAddress, cipher.open(key: key, sealed: value, into: plain) else {
+                throw env.seals.forged(table, key: key, path: env.path)
+            }
+            // An empty value keeps a non-nil address, as bytes lent by LMDB have.
+            return try body(Bytes(start: count == 0 ? UnsafeRawPointer(value.baseAddress) : UnsafeRawPointer(plain), count: count))
+        }
     }
 
     /// Whether values of `table` are sealed in this transaction.
