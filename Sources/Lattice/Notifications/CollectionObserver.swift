@@ -12,6 +12,9 @@ struct CollectionWatch<Identity: Hashable> {
     /// When the summarised commits cannot change membership or order, the unchanged elements (which the
     /// watch may adopt as the collection's current value); nil when they must be evaluated again.
     let unchangedOrder: (ChangeSummary, [Identity]) -> [Identity]?
+    /// The change computed from the summary and the old elements alone (placing only the elements the
+    /// commits touched); nil, or a nil result, when the elements must be evaluated again.
+    var incremental: ((ChangeSummary, [Identity], DeliveryContext) -> IncrementalChange<Identity>?)? = nil
 }
 
 /// Delivers ``LatticeCollectionChange`` notifications of one collection on one handle.
@@ -47,6 +50,11 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
         let summary = context.summary(after: version)
         version = context.version
         if let summary, !watch.concerns(summary) { return nil }
+        if let summary, let change = watch.incremental?(summary, old, context) {
+            baseline = change.elements
+            if change.deletions.isEmpty && change.insertions.isEmpty && change.modifications.isEmpty { return nil }
+            return .update(collection, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
+        }
         let new = summary.flatMap { watch.unchangedOrder($0, old) } ?? watch.elements()
         // Without the log every element kept counts as modified: the callback sees a correct superset.
         let isModified = summary.map { watch.isModified($0, context) } ?? { _ in true }
@@ -77,6 +85,19 @@ extension Results {
         let queryColumns = self.queryColumns()
         let ownerClass: String? = { if case let .collection(owner, _) = source { return owner._info?.name } else { return nil } }()
         let related = info.forwardReachableClasses(depth: 4)
+        let placement = ResultsPlacement(self)
+        // Whether changes reached through links may modify elements (then every element is asked).
+        func deep(_ summary: ChangeSummary) -> Bool {
+            observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
+        }
+        func isModified(_ summary: ChangeSummary, _ context: DeliveryContext) -> (Int64) -> Bool {
+            let own = summary.changes(of: info.name)
+            let deep = deep(summary)
+            return { key in
+                if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
+                return deep && context.reachesChange(info, key, summary)
+            }
+        }
         return CollectionWatch(
             elements: { results.keys() },
             concerns: { summary in
@@ -85,27 +106,15 @@ extension Results {
                 if queryColumns == nil || ownerClass != nil { return true }
                 return related.contains { summary.changes(of: $0) != nil }
             },
-            isModified: { summary, context in
-                let own = summary.changes(of: info.name)
-                // Links reach a changed object only when some class the elements reach changed.
-                let deep = observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
-                return { key in
-                    if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
-                    return deep && context.reachesChange(info, key, summary)
+            isModified: isModified,
+            unchangedOrder: { _, _ in nil },
+            incremental: placement.map { placement in
+                { summary, old, context in
+                    guard let change = placement.change(old: old, summary, context.lattice, checkAll: deep(summary),
+                                                        isModified: isModified(summary, context)) else { return nil }
+                    results.adoptKeys(change.elements)
+                    return change
                 }
-            },
-            unchangedOrder: { summary, old in
-                // Only a query on the class's own columns, with no object of the class inserted or deleted
-                // and no change to a filtered or sorted column, keeps the old order as it is.
-                guard ownerClass == nil, let queryColumns else { return nil }
-                if let changes = summary.changes(of: info.name) {
-                    guard changes.inserted.isEmpty, changes.deleted.isEmpty else { return nil }
-                    var columns: UInt64 = 0
-                    for mask in changes.modified.values { columns |= mask }
-                    if columns & queryColumns != 0 { return nil }
-                }
-                results.adoptKeys(old)
-                return old
             })
     }
 
