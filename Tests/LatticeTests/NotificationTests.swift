@@ -24,10 +24,16 @@ final class NoteToy: Object {
     @Persisted var maker: NoteOwner?
 }
 
+/// A chain of objects, each linking to the next.
+final class NoteChain: Object {
+    @Persisted var name = ""
+    @Persisted var next: NoteChain?
+}
+
 /// Notifications on one handle, across handles and threads, and across real processes.
 final class NotificationTests: XCTestCase {
     private var database: TempDatabase!
-    private let types: [Object.Type] = [NoteOwner.self, NotePet.self, NoteToy.self]
+    private let types: [Object.Type] = [NoteOwner.self, NotePet.self, NoteToy.self, NoteChain.self]
 
     override func setUp() {
         super.setUp()
@@ -414,6 +420,38 @@ final class NotificationTests: XCTestCase {
         nameToken.invalidate()
     }
 
+    func testChangesFourLinksAwayCountAndFiveDoNot() throws {
+        let lattice = try open()
+        let chain = try lattice.write { () -> [NoteChain] in
+            let nodes = try (0..<6).map { try lattice.create(NoteChain.self, value: ["name": "c\($0)"]) }
+            for i in 0..<5 { nodes[i].next = nodes[i + 1] }
+            return nodes
+        }
+        let head = try lattice.objects(NoteChain.self).filter("name == 'c0'")
+        var modifications: [[Int]] = []
+        var named: [[Int]] = []
+        var properties: [[String]] = []
+        let tokens = [
+            head.observe { if case let .update(_, _, _, m) = $0 { modifications.append(m) } },
+            head.observe(keyPaths: ["name"]) { if case let .update(_, _, _, m) = $0 { named.append(m) } },
+            chain[0].observe { if case let .change(_, p) = $0 { properties.append(p.map(\.name)) } },
+        ]
+        lattice.refresh()
+        try lattice.write { chain[5].name = "five hops away" }
+        lattice.refresh()
+        XCTAssertEqual(modifications, [], "c0 -> c1 -> c2 -> c3 -> c4 -> c5 is five hops: not a change of c0")
+        XCTAssertEqual(properties, [])
+        try lattice.write { chain[4].name = "four hops away" }
+        lattice.refresh()
+        XCTAssertEqual(modifications, [[0]], "four hops away is a modification of c0")
+        XCTAssertEqual(properties, [["next"]], "reported as a change of the link it goes through")
+        XCTAssertEqual(named, [], "with key paths only the named property counts")
+        try lattice.write { chain[0].name = "c0" }
+        lattice.refresh()
+        XCTAssertEqual(named, [], "a value written equal to the stored one is not a change")
+        tokens.forEach { $0.invalidate() }
+    }
+
     // MARK: Tokens and skipping
 
     func testWriteWithoutNotifyingAndInvalidateInsideCallback() throws {
@@ -471,6 +509,61 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(notes.last, .didChange)
         XCTAssertEqual(lattice.objects(NotePet.self).count, 2)
         token.invalidate()
+    }
+
+    func testObserversAddedAndRemovedWhileCommitsArrive() throws {
+        let lattice = try open()
+        let config = database.configuration(types)
+        let finished = Locked(false)
+        let writer = Thread {
+            defer { finished.withLock { $0 = true } }
+            guard let other = try? Lattice(configuration: config) else { return }
+            for i in 0..<300 {
+                try? other.write {
+                    _ = try other.create(NotePet.self, value: ["id": i, "name": "w\(i % 37)", "age": i % 10])
+                    if i % 3 == 0, let old = other.object(ofType: NotePet.self, forPrimaryKey: i / 2) { try other.delete(old) }
+                }
+            }
+        }
+        // One observer stays for the whole run and mirrors the results by applying each changeset.
+        let sorted = try lattice.objects(NotePet.self).filter("age < 7").sorted(byKeyPath: "name")
+        var mirror: [Int] = []
+        let mirrorToken = sorted.observe { change in
+            switch change {
+            case .initial(let r): mirror = r.map(\.id)
+            case let .update(r, d, i, _): mirror = self.apply(mirror, d, i, r.map(\.id))
+            case .error(let e): XCTFail("\(e)")
+            }
+        }
+        writer.start()
+        // Meanwhile observers come and go, on the run loop and on a queue.
+        var churn: [(token: NotificationToken, stopped: Locked<Bool>)] = []
+        let queue = DispatchQueue(label: "churn")
+        var lateCallbacks = 0
+        var rounds = 0
+        while !finished.withLock({ $0 }) || rounds < 30 {
+            let stopped = Locked(false)
+            let token = rounds % 2 == 0
+                ? try lattice.objects(NotePet.self).filter("age > 2").observe { _ in if stopped.withLock({ $0 }) { lateCallbacks += 1 } }
+                : lattice.objects(NotePet.self).observe(on: queue) { _ in }
+            churn.append((token, stopped))
+            RunLoop.current.run(until: Date().addingTimeInterval(0.003))
+            if churn.count > 4 {
+                let gone = churn.removeFirst()
+                gone.token.invalidate()
+                gone.stopped.withLock { $0 = true }
+            }
+            rounds += 1
+        }
+        let expected = try lattice.objects(NotePet.self).filter("age < 7").sorted(byKeyPath: "name")
+        spin("the mirror to catch up") {
+            lattice.refresh()
+            return mirror == expected.map(\.id)
+        }
+        XCTAssertEqual(lateCallbacks, 0, "no callback after invalidate()")
+        XCTAssertEqual(mirror, try lattice.objects(NotePet.self).filter("age < 7").sorted(byKeyPath: "name").map(\.id))
+        churn.forEach { $0.token.invalidate() }
+        mirrorToken.invalidate()
     }
 
     // MARK: Queues and async sequences

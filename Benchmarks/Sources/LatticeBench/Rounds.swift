@@ -82,11 +82,16 @@ struct RoundRunner {
         return c
     }
 
-    func runLattice(_ s: Series, round: Int) throws -> Checksums {
-        let path = dir("lattice", round) + ".lattice"
+    /// With `observed`, an observer of every person is registered first on this thread's run loop, which
+    /// does not run during the steps: the writes pay what observers cost a writer (the change log and the
+    /// wake-up), not the observer's own work.
+    func runLattice(_ s: Series, round: Int, observed: Bool = false) throws -> Checksums {
+        let path = dir(observed ? "lattice-observed" : "lattice", round) + ".lattice"
         resetPeakRSS()
         var c = Checksums()
         let db = try LatticeEngine(path: path)
+        let token = observed ? db.lattice?.objects(PersonObject.self).observe { _ in } : nil
+        defer { token?.invalidate() }
         s.record(.insert, try timed { try db.insert(data.main) }.0)
         s.recordSize("after step 1", fileSize(path))
         let (tGet, sum) = timed { db.getByID(data.lookupIDs) }
