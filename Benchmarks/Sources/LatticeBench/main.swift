@@ -163,6 +163,7 @@ if extras && engines.contains("lattice") {
     }
 }
 var notificationTargets: [TargetResult] = []
+var notificationInfo: [String] = []
 if notifications {
     // Opt-in: a few minutes more (a million small commits; 100,000 sorted objects).
     let commits = option("--notify-commits").flatMap(Int.init) ?? 1_000_000
@@ -189,13 +190,19 @@ if notifications {
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
     notificationTargets = NotificationScenarios.targets(byKey)
-    // Item 8 of the notifications issue: writes with an observer attached cost at most 10% more.
+    // The notifications issue: the insert, update and delete steps cost at most 10% more with an observer
+    // attached. Durable small commits are only to gain no fsync (they do not): their ratio is reported.
     for step in [Step.insert, .update, .delete, .insertSmall] {
         guard let with = latticeObserved.times[step], let without = lattice.times[step], !with.isEmpty, !without.isEmpty else { continue }
         let ratio = median(with) / median(without)
+        let times = String(format: "%.4f s vs %.4f s", median(with), median(without))
+        if step == .insertSmall {
+            notificationInfo.append("\(step.rawValue) with an observer / without (medians): " + String(format: "%.3f", ratio)
+                                    + " — \(times) (each commit also writes the change log's pages; no extra fsync)")
+            continue
+        }
         notificationTargets.append(TargetResult(target: "\(step.rawValue) with an observer / without (medians)", value: ratio,
-                                                threshold: "<= 1.10", met: ratio <= 1.10,
-                                                note: String(format: "%.4f s vs %.4f s", median(with), median(without))))
+                                                threshold: "<= 1.10", met: ratio <= 1.10, note: times))
     }
 }
 let pending: [String] = []
@@ -224,6 +231,7 @@ if !notificationTargets.isEmpty {
         print("[\(t.met ? "met" : "MISSED")] \(t.target): " + String(format: "%.3f", t.value) + " (target \(t.threshold))"
               + (t.note.map { "  — \($0)" } ?? ""))
     }
+    notificationInfo.forEach { print("[info] " + $0) }
 }
 print(String(format: "\ntotal %.1f s", now() - started))
 

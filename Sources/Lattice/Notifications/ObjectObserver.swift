@@ -147,7 +147,9 @@ extension LatticeObservable where Self: Object {
     /// after each commit that changed it, and `.deleted` once when it is deleted, on this thread's run
     /// loop and whenever the handle is refreshed. Without `keyPaths`, a change of an object reached
     /// through to-one links (up to four hops) counts as a change of the link property; with them, only
-    /// the named properties count, where `"owner.name"` watches `name` of the linked `owner`. An
+    /// the named properties count, where `"owner.name"` watches `name` of the linked `owner`, and a
+    /// linking-objects property `"walkers"` watches which objects link here (`"walkers.name"` also their
+    /// `name`). An
     /// unmanaged object, or a registration inside a write transaction, gets `.error`.
     public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
         guard let lattice = _lattice, let info = _info else {
