@@ -107,7 +107,7 @@ enum NotificationScenarios {
     /// A 100,000-object Results sorted by name: commit to changeset when one non-sort property changes,
     /// and when one object is inserted (`reps` commits each), beside one full evaluation of the results
     /// (what a re-sort on every commit would cost).
-    static func sorted(_ path: String, reps: Int = 50) throws -> [String: Double] {
+    static func sorted(_ path: String, reps: Int = 200) throws -> [String: Double] {
         let lattice = try open(path)
         try lattice.write {
             for i in 0..<100_000 { _ = try lattice.create(NotePoint.self, value: ["id": i, "name": String(format: "n%06d", (i * 7919) % 100_000)]) }
