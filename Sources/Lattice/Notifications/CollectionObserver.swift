@@ -49,12 +49,14 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
         guard context.version != version else { return nil }
         let summary = context.summary(after: version)
         version = context.version
-        if let summary, !watch.concerns(summary) { return nil }
+        // Tried first even when nothing watched changed: the collection then adopts its unchanged elements
+        // instead of evaluating them again at its next read.
         if let summary, let change = watch.incremental?(summary, old, context) {
             baseline = change.elements
             if change.deletions.isEmpty && change.insertions.isEmpty && change.modifications.isEmpty { return nil }
             return .update(collection, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
         }
+        if let summary, !watch.concerns(summary) { return nil }
         let new = summary.flatMap { watch.unchangedOrder($0, old) } ?? watch.elements()
         // Without the log every element kept counts as modified: the callback sees a correct superset.
         let isModified = summary.map { watch.isModified($0, context) } ?? { _ in true }
