@@ -88,16 +88,20 @@ extension Results {
         let ownerClass: String? = { if case let .collection(owner, _) = source { return owner._info?.name } else { return nil } }()
         let related = info.forwardReachableClasses(depth: 4)
         let placement = ResultsPlacement(self)
-        // Whether changes reached through links may modify elements (then every element is asked).
+        // Whether changes reached through links may modify elements.
         func deep(_ summary: ChangeSummary) -> Bool {
             observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
         }
-        func isModified(_ summary: ChangeSummary, _ context: DeliveryContext) -> (Int64) -> Bool {
+        // The elements modified through links, found backwards from the changes; nil: ask every element.
+        func reached(_ summary: ChangeSummary, _ context: DeliveryContext) -> Set<Int64>? {
+            context.objectsReachingChanges(info, summary, limit: 10_000)
+        }
+        func isModified(_ summary: ChangeSummary, _ context: DeliveryContext, _ reached: Set<Int64>?, deep: Bool) -> (Int64) -> Bool {
             let own = summary.changes(of: info.name)
-            let deep = deep(summary)
             return { key in
                 if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
-                return deep && context.reachesChange(info, key, summary)
+                guard deep else { return false }
+                return reached.map { $0.contains(key) } ?? context.reachesChange(info, key, summary)
             }
         }
         return CollectionWatch(
@@ -108,12 +112,18 @@ extension Results {
                 if queryColumns == nil || ownerClass != nil { return true }
                 return related.contains { summary.changes(of: $0) != nil }
             },
-            isModified: isModified,
+            isModified: { summary, context in
+                let deep = deep(summary)
+                return isModified(summary, context, deep ? reached(summary, context) : nil, deep: deep)
+            },
             unchangedOrder: { _, _ in nil },
             incremental: placement.map { placement in
                 { summary, old, context in
-                    guard let change = placement.change(old: old, summary, context.lattice, checkAll: deep(summary),
-                                                        isModified: isModified(summary, context)) else { return nil }
+                    let deep = deep(summary)
+                    let reached = deep ? reached(summary, context) : []
+                    guard let change = placement.change(old: old, summary, context.lattice, checkAll: reached == nil,
+                                                        alsoModified: reached ?? [],
+                                                        isModified: isModified(summary, context, reached, deep: deep)) else { return nil }
                     results.adoptKeys(change.elements)
                     return change
                 }

@@ -54,11 +54,13 @@ struct ResultsPlacement {
     /// The change from `old` (the elements at the previous delivery) given what the commits since changed;
     /// nil when the results must be evaluated again (many objects to place, or a read failed).
     /// `isModified` tells whether an object kept in place counts as modified; with `checkAll` every
-    /// kept object is asked (changes reached through links), else only those the commits modified.
-    func change(old: [Int64], _ summary: ChangeSummary, _ lattice: Lattice, checkAll: Bool,
+    /// kept object is asked (changes reached through links), else only those the commits modified and
+    /// `alsoModified` (those reaching a change through links).
+    func change(old: [Int64], _ summary: ChangeSummary, _ lattice: Lattice, checkAll: Bool, alsoModified: Set<Int64>,
                 isModified: (Int64) -> Bool) -> IncrementalChange<Int64>? {
         guard let own = summary.changes(of: info.name) else {
-            let modifications = checkAll ? old.indices.filter { isModified(old[$0]) } : []
+            let modifications = checkAll ? old.indices.filter { isModified(old[$0]) }
+                : locate(alsoModified, in: old).values.filter { isModified(old[$0]) }.sorted()
             return IncrementalChange(elements: old, deletions: [], insertions: [], modifications: modifications)
         }
         var affected = own.inserted.union(own.deleted)
@@ -68,7 +70,7 @@ struct ResultsPlacement {
         let failure = RowFailure()
 
         // Old positions of the objects to place and of the other modified objects.
-        let positions = locate(affected.union(own.modified.keys), in: old)
+        let positions = locate(affected.union(own.modified.keys).union(alsoModified), in: old)
         let removed = affected.compactMap { positions[$0] }.sorted()
         var remaining = old
         if !removed.isEmpty {
@@ -147,7 +149,7 @@ struct ResultsPlacement {
             let moved = Set(removed)
             modifications += old.indices.filter { !moved.contains($0) && isModified(old[$0]) }
         } else {
-            for key in own.modified.keys where !affected.contains(key) {
+            for key in Set(own.modified.keys).union(alsoModified) where !affected.contains(key) {
                 if let at = positions[key], isModified(key) { modifications.append(at) }
             }
         }
