@@ -217,7 +217,7 @@ enum NotificationScenarios {
         mdb_env_close(env)
     }
 
-    /// The targets for these scenarios, met or missed.
+    /// The notification targets of these scenarios, met or missed.
     static func targets(_ results: [String: [String: Double]]) -> [TargetResult] {
         var out: [TargetResult] = []
         func add(_ scenario: String, _ key: String, _ target: String, _ threshold: String, _ met: (Double) -> Bool, note: String? = nil) {

@@ -190,7 +190,7 @@ if notifications {
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
     notificationTargets = NotificationScenarios.targets(byKey)
-    // The notifications issue: the insert, update and delete steps cost at most 10% more with an observer
+    // Observers must not tax writes: the insert, update and delete steps cost at most 10% more with an observer
     // attached. Durable small commits are only to gain no fsync (they do not): their ratio is reported.
     for step in [Step.insert, .update, .delete, .insertSmall] {
         guard let with = latticeObserved.times[step], let without = lattice.times[step], !with.isEmpty, !without.isEmpty else { continue }
