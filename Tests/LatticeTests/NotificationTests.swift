@@ -588,6 +588,26 @@ final class NotificationTests: XCTestCase {
         _ = try XCTUnwrap(Optional(lattice))
     }
 
+    func testQueueObserverGetsEveryCommitTooLargeToLog() throws {
+        let lattice = try open()
+        try lattice.write { for i in 0..<1_200 { _ = try lattice.create(NotePet.self, value: ["id": i, "name": "p\(i)"]) } }
+        let arrived = DispatchSemaphore(value: 0)
+        let seen = Locked<[Int]>([])
+        let token = try lattice.objects(NotePet.self).sorted(byKeyPath: "name").observe(on: DispatchQueue(label: "overflow")) { change in
+            if case let .update(_, _, _, modifications) = change { seen.withLock { $0.append(modifications.count) } }
+            if case let .update(results, _, _, _) = change { _ = results.count }
+            arrived.signal()
+        }
+        XCTAssertEqual(arrived.wait(timeout: .now() + 20), .success, "initial")
+        for round in 1...5 {
+            // More changes than one log entry holds: the observer evaluates its query again.
+            try lattice.write { for pet in lattice.objects(NotePet.self) { pet.age = round } }
+            XCTAssertEqual(arrived.wait(timeout: .now() + 20), .success, "round \(round) delivered")
+        }
+        XCTAssertEqual(seen.withLock { $0 }, Array(repeating: 1_200, count: 5), "every object kept its place and is modified")
+        token.invalidate()
+    }
+
     func testAsyncSequenceYieldsInitialThenChanges() async throws {
         let lattice = try open()
         let writerConfig = database.configuration(types)
