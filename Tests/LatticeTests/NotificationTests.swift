@@ -24,10 +24,16 @@ final class NoteToy: Object {
     @Persisted var maker: NoteOwner?
 }
 
+/// A chain of objects, each linking to the next.
+final class NoteChain: Object {
+    @Persisted var name = ""
+    @Persisted var next: NoteChain?
+}
+
 /// Notifications on one handle, across handles and threads, and across real processes.
 final class NotificationTests: XCTestCase {
     private var database: TempDatabase!
-    private let types: [Object.Type] = [NoteOwner.self, NotePet.self, NoteToy.self]
+    private let types: [Object.Type] = [NoteOwner.self, NotePet.self, NoteToy.self, NoteChain.self]
 
     override func setUp() {
         super.setUp()
@@ -164,6 +170,45 @@ final class NotificationTests: XCTestCase {
         token.invalidate()
     }
 
+    func testSortedResultsPlaceOnlyTheChangedObjects() throws {
+        let lattice = try open()
+        let owner = try lattice.write { () -> NoteOwner in
+            for i in 0..<1_000 {
+                _ = try lattice.create(NotePet.self, value: ["id": i, "name": String(format: "p%04d", (i * 7) % 1_000), "age": i % 10])
+            }
+            return try lattice.create(NoteOwner.self, value: ["name": "o"])
+        }
+        let query = { try lattice.objects(NotePet.self).filter("age < 8").sorted(byKeyPath: "name") }
+        let results = try query()
+        XCTAssertNotNil(ResultsPlacement(results), "a filter and sort on own columns is placed incrementally")
+        XCTAssertNil(ResultsPlacement(try results.distinct(by: ["age"])), "distinct is evaluated again")
+        XCTAssertNil(ResultsPlacement(try lattice.objects(NotePet.self).sorted(byKeyPath: "owner.name")), "a sort through a link is evaluated again")
+        var last: (deletions: [Int], insertions: [Int], modifications: [Int])?
+        let token = results.observe { if case let .update(_, d, i, m) = $0 { last = (d, i, m) } }
+        lattice.refresh()
+        let before = results.map(\.id)
+
+        let other = try open()
+        try other.write {
+            other.object(ofType: NotePet.self, forPrimaryKey: 1)!.name = "p9999"      // moves to the end
+            other.object(ofType: NotePet.self, forPrimaryKey: 2)!.age = 9             // leaves the filter
+            other.object(ofType: NotePet.self, forPrimaryKey: 3)!.owner = other.objects(NoteOwner.self).first  // not a query column
+            other.object(ofType: NotePet.self, forPrimaryKey: 4)!.name = "p0028a"      // was p0028: same place
+            try other.delete(other.object(ofType: NotePet.self, forPrimaryKey: 5)!)
+            _ = try other.create(NotePet.self, value: ["id": 5_000, "name": "p0000a", "age": 1])
+        }
+        lattice.refresh()
+        let after = try query().map(\.id)
+        XCTAssertEqual(results.map(\.id), after)
+        let change = try XCTUnwrap(last)
+        XCTAssertEqual(change.deletions, [1, 2, 5].compactMap { before.firstIndex(of: $0) }.sorted())
+        XCTAssertEqual(change.insertions, [1, 5_000].compactMap { after.firstIndex(of: $0) }.sorted())
+        XCTAssertEqual(change.modifications, [3, 4].compactMap { before.firstIndex(of: $0) }.sorted(),
+                       "a changed sort value that keeps the object's place is a modification")
+        _ = owner
+        token.invalidate()
+    }
+
     func testRefreshDeliversWithoutRunLoop() throws {
         let lattice = try open()
         var counts: [Int] = []
@@ -195,7 +240,9 @@ final class NotificationTests: XCTestCase {
         let lattice = try open()
         let owner = try lattice.write { try lattice.create(NoteOwner.self, value: ["name": "o"]) }
         var generator = SystemRandomNumberGenerator()
-        var seed = UInt64.random(in: 0...UInt64.max, using: &generator)
+        // LATTICE_TEST_SEED replays a failing run.
+        var seed = ProcessInfo.processInfo.environment["LATTICE_TEST_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max, using: &generator)
         print("changeset property test seed \(seed)")
         func next(_ n: Int) -> Int {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -204,13 +251,26 @@ final class NotificationTests: XCTestCase {
         try lattice.write {
             for i in 0..<30 { _ = try lattice.create(NotePet.self, value: ["id": i, "name": "n\(next(50))", "age": next(10)]) }
         }
-        let all = lattice.objects(NotePet.self)
-        let filtered = try all.filter("age < 5")
-        let sorted = try all.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "id")])
-        let filteredSorted = try all.filter("age >= 3").sorted(byKeyPath: "age", ascending: false)
-        let observed: [(String, Results<NotePet>)] = [("unsorted", all), ("filtered", filtered), ("sorted", sorted), ("filtered sorted", filteredSorted)]
+        // Each query is built again from scratch for the comparison: the observed results adopt the
+        // incrementally computed order, so comparing them with themselves would prove nothing.
+        let queries: [(String, (Lattice) throws -> Results<NotePet>)] = [
+            ("unsorted", { $0.objects(NotePet.self) }),
+            ("filtered", { try $0.objects(NotePet.self).filter("age < 5") }),
+            ("sorted", { try $0.objects(NotePet.self).sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "id")]) }),
+            ("filtered sorted", { try $0.objects(NotePet.self).filter("age >= 3").sorted(byKeyPath: "age", ascending: false) }),
+            ("sorted twice", { try $0.objects(NotePet.self).sorted(byKeyPath: "age").sorted(byKeyPath: "name", ascending: false) }),
+            ("filtered on two columns", { try $0.objects(NotePet.self).filter("name BEGINSWITH 'n1' OR age == 7").sorted(byKeyPath: "name") }),
+        ]
+        let observed = try queries.map { ($0.0, try $0.1(lattice)) }
+        let fresh = { (n: Int) throws -> [Int] in try queries[n].1(lattice).map(\.id) }
+        /// What each pet looked like (name, age, owner's name): a kept element whose state changed must
+        /// be reported as modified.
+        func states() -> [Int: String] {
+            Dictionary(uniqueKeysWithValues: lattice.objects(NotePet.self).map { ($0.id, "\($0.name) \($0.age) \($0.owner?.name ?? "-")") })
+        }
+        var previousStates = states()
 
-        var previous: [[Int]] = observed.map { $0.1.map(\.id) }
+        var previous: [[Int]] = try observed.indices.map(fresh)
         var tokens: [NotificationToken] = []
         var pending: [Int: (deletions: [Int], insertions: [Int], modifications: [Int])] = [:]
         for (n, entry) in observed.enumerated() {
@@ -228,10 +288,17 @@ final class NotificationTests: XCTestCase {
 
         let writer = try open()
         var nextID = 100
-        for round in 0..<40 {
+        for round in 0..<60 {
             try writer.write {
                 let pets = Array(writer.objects(NotePet.self))
                 let list = writer.objects(NoteOwner.self).first!
+                // Now and then a commit changes most objects: the observers evaluate their queries again.
+                if round % 15 == 14 {
+                    for pet in pets where next(4) != 0 { pet.name = "n\(next(50))" }
+                    for i in 0..<70 { _ = try writer.create(NotePet.self, value: ["id": nextID + i, "name": "n\(next(50))", "age": next(10)]) }
+                    nextID += 70
+                }
+                if round % 15 == 7 { list.name = "o\(round)" }
                 for _ in 0..<(1 + next(4)) {
                     switch next(8) {
                     case 0:
@@ -259,17 +326,25 @@ final class NotificationTests: XCTestCase {
                 }
             }
             lattice.refresh()
+            let nowStates = states()
             for (n, entry) in observed.enumerated() {
-                let now = entry.1.map(\.id)
+                let now = try fresh(n)
+                XCTAssertEqual(entry.1.map(\.id), now, "\(entry.0) round \(round): the observed results match a new evaluation")
                 let change = pending.removeValue(forKey: n)
                 if let change {
                     XCTAssertEqual(apply(previous[n], change.deletions, change.insertions, now), now, "\(entry.0) round \(round)")
-                    XCTAssertTrue(change.modifications.allSatisfy { previous[n].indices.contains($0) }, "\(entry.0) modifications are old indices")
+                    let deleted = Set(change.deletions)
+                    XCTAssertTrue(change.modifications.allSatisfy { previous[n].indices.contains($0) && !deleted.contains($0) },
+                                  "\(entry.0) round \(round): modifications are old indices of kept elements")
+                    let changedKept = previous[n].indices.filter { !deleted.contains($0) && previousStates[previous[n][$0]] != nowStates[previous[n][$0]] }
+                    XCTAssertTrue(Set(changedKept).isSubset(of: change.modifications), "\(entry.0) round \(round): every changed kept element is modified")
                 } else {
                     XCTAssertEqual(previous[n], now, "\(entry.0) round \(round): changed without a notification")
+                    XCTAssertTrue(previous[n].allSatisfy { previousStates[$0] == nowStates[$0] }, "\(entry.0) round \(round): a change not reported")
                 }
                 previous[n] = now
             }
+            previousStates = nowStates
             let listNow = owner.pets.map(\.id)
             if let change = listChange {
                 XCTAssertEqual(apply(previousList, change.deletions, change.insertions, listNow), listNow, "list round \(round)")
@@ -345,6 +420,38 @@ final class NotificationTests: XCTestCase {
         nameToken.invalidate()
     }
 
+    func testChangesFourLinksAwayCountAndFiveDoNot() throws {
+        let lattice = try open()
+        let chain = try lattice.write { () -> [NoteChain] in
+            let nodes = try (0..<6).map { try lattice.create(NoteChain.self, value: ["name": "c\($0)"]) }
+            for i in 0..<5 { nodes[i].next = nodes[i + 1] }
+            return nodes
+        }
+        let head = try lattice.objects(NoteChain.self).filter("name == 'c0'")
+        var modifications: [[Int]] = []
+        var named: [[Int]] = []
+        var properties: [[String]] = []
+        let tokens = [
+            head.observe { if case let .update(_, _, _, m) = $0 { modifications.append(m) } },
+            head.observe(keyPaths: ["name"]) { if case let .update(_, _, _, m) = $0 { named.append(m) } },
+            chain[0].observe { if case let .change(_, p) = $0 { properties.append(p.map(\.name)) } },
+        ]
+        lattice.refresh()
+        try lattice.write { chain[5].name = "five hops away" }
+        lattice.refresh()
+        XCTAssertEqual(modifications, [], "c0 -> c1 -> c2 -> c3 -> c4 -> c5 is five hops: not a change of c0")
+        XCTAssertEqual(properties, [])
+        try lattice.write { chain[4].name = "four hops away" }
+        lattice.refresh()
+        XCTAssertEqual(modifications, [[0]], "four hops away is a modification of c0")
+        XCTAssertEqual(properties, [["next"]], "reported as a change of the link it goes through")
+        XCTAssertEqual(named, [], "with key paths only the named property counts")
+        try lattice.write { chain[0].name = "c0" }
+        lattice.refresh()
+        XCTAssertEqual(named, [], "a value written equal to the stored one is not a change")
+        tokens.forEach { $0.invalidate() }
+    }
+
     // MARK: Tokens and skipping
 
     func testWriteWithoutNotifyingAndInvalidateInsideCallback() throws {
@@ -404,6 +511,61 @@ final class NotificationTests: XCTestCase {
         token.invalidate()
     }
 
+    func testObserversAddedAndRemovedWhileCommitsArrive() throws {
+        let lattice = try open()
+        let config = database.configuration(types)
+        let finished = Locked(false)
+        let writer = Thread {
+            defer { finished.withLock { $0 = true } }
+            guard let other = try? Lattice(configuration: config) else { return }
+            for i in 0..<300 {
+                try? other.write {
+                    _ = try other.create(NotePet.self, value: ["id": i, "name": "w\(i % 37)", "age": i % 10])
+                    if i % 3 == 0, let old = other.object(ofType: NotePet.self, forPrimaryKey: i / 2) { try other.delete(old) }
+                }
+            }
+        }
+        // One observer stays for the whole run and mirrors the results by applying each changeset.
+        let sorted = try lattice.objects(NotePet.self).filter("age < 7").sorted(byKeyPath: "name")
+        var mirror: [Int] = []
+        let mirrorToken = sorted.observe { change in
+            switch change {
+            case .initial(let r): mirror = r.map(\.id)
+            case let .update(r, d, i, _): mirror = self.apply(mirror, d, i, r.map(\.id))
+            case .error(let e): XCTFail("\(e)")
+            }
+        }
+        writer.start()
+        // Meanwhile observers come and go, on the run loop and on a queue.
+        var churn: [(token: NotificationToken, stopped: Locked<Bool>)] = []
+        let queue = DispatchQueue(label: "churn")
+        var lateCallbacks = 0
+        var rounds = 0
+        while !finished.withLock({ $0 }) || rounds < 30 {
+            let stopped = Locked(false)
+            let token = rounds % 2 == 0
+                ? try lattice.objects(NotePet.self).filter("age > 2").observe { _ in if stopped.withLock({ $0 }) { lateCallbacks += 1 } }
+                : lattice.objects(NotePet.self).observe(on: queue) { _ in }
+            churn.append((token, stopped))
+            RunLoop.current.run(until: Date().addingTimeInterval(0.003))
+            if churn.count > 4 {
+                let gone = churn.removeFirst()
+                gone.token.invalidate()
+                gone.stopped.withLock { $0 = true }
+            }
+            rounds += 1
+        }
+        let expected = try lattice.objects(NotePet.self).filter("age < 7").sorted(byKeyPath: "name")
+        spin("the mirror to catch up") {
+            lattice.refresh()
+            return mirror == expected.map(\.id)
+        }
+        XCTAssertEqual(lateCallbacks, 0, "no callback after invalidate()")
+        XCTAssertEqual(mirror, try lattice.objects(NotePet.self).filter("age < 7").sorted(byKeyPath: "name").map(\.id))
+        churn.forEach { $0.token.invalidate() }
+        mirrorToken.invalidate()
+    }
+
     // MARK: Queues and async sequences
 
     func testQueueObserverGetsResultsAtTheNewVersion() throws {
@@ -424,6 +586,26 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(seen.withLock { $0.first }, "initial 0")
         token.invalidate()
         _ = try XCTUnwrap(Optional(lattice))
+    }
+
+    func testQueueObserverGetsEveryCommitTooLargeToLog() throws {
+        let lattice = try open()
+        try lattice.write { for i in 0..<1_200 { _ = try lattice.create(NotePet.self, value: ["id": i, "name": "p\(i)"]) } }
+        let arrived = DispatchSemaphore(value: 0)
+        let seen = Locked<[Int]>([])
+        let token = try lattice.objects(NotePet.self).sorted(byKeyPath: "name").observe(on: DispatchQueue(label: "overflow")) { change in
+            if case let .update(_, _, _, modifications) = change { seen.withLock { $0.append(modifications.count) } }
+            if case let .update(results, _, _, _) = change { _ = results.count }
+            arrived.signal()
+        }
+        XCTAssertEqual(arrived.wait(timeout: .now() + 20), .success, "initial")
+        for round in 1...5 {
+            // More changes than one log entry holds: the observer evaluates its query again.
+            try lattice.write { for pet in lattice.objects(NotePet.self) { pet.age = round } }
+            XCTAssertEqual(arrived.wait(timeout: .now() + 20), .success, "round \(round) delivered")
+        }
+        XCTAssertEqual(seen.withLock { $0 }, Array(repeating: 1_200, count: 5), "every object kept its place and is modified")
+        token.invalidate()
     }
 
     func testAsyncSequenceYieldsInitialThenChanges() async throws {

@@ -131,6 +131,38 @@ final class PropertyObserverTests: XCTestCase {
     }
 }
 
+extension PropertyObserverTests {
+    func testObjectKeyPathsThroughLinkingObjects() throws {
+        let lattice = try database.open([LinkedShelf.self, LinkedBook.self])
+        try lattice.write { _ = try lattice.create(LinkedShelf.self, value: ["id": 1]) }
+        let other = try database.open([LinkedShelf.self, LinkedBook.self])
+        let shelf = try XCTUnwrap(lattice.object(ofType: LinkedShelf.self, forPrimaryKey: 1))
+        var titles: [[String]] = [], members: [[String]] = [], everything: [[String]] = []
+        func names(_ change: ObjectChange<LinkedShelf>) -> [String]? {
+            if case let .change(_, properties) = change { return properties.map(\.name) } else { return nil }
+        }
+        let tokens = [
+            shelf.observe(keyPaths: ["books.title"]) { names($0).map { titles.append($0) } },
+            shelf.observe(keyPaths: ["books"]) { names($0).map { members.append($0) } },
+            shelf.observe { names($0).map { everything.append($0) } },
+        ]
+        lattice.refresh()
+        try other.write { _ = try other.create(LinkedBook.self, value: ["id": 1, "title": "a", "shelf": other.object(ofType: LinkedShelf.self, forPrimaryKey: 1)!]) }
+        lattice.refresh()
+        XCTAssertEqual(titles, [["books"]], "a new linking object")
+        XCTAssertEqual(members, [["books"]])
+        try other.write { other.object(ofType: LinkedBook.self, forPrimaryKey: 1)!.title = "b" }
+        lattice.refresh()
+        XCTAssertEqual(titles, [["books"], ["books"]], "books.title: a linking object's title changed")
+        XCTAssertEqual(members, [["books"]], "books alone: the same objects link here")
+        XCTAssertEqual(everything, [], "without key paths backlinks do not count")
+        try other.write { other.object(ofType: LinkedBook.self, forPrimaryKey: 1)!.shelf = nil }
+        lattice.refresh()
+        XCTAssertEqual(members, [["books"], ["books"]], "the book no longer links here")
+        tokens.forEach { $0.invalidate() }
+    }
+}
+
 final class LinkedShelf: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted(originProperty: "shelf") var books: LinkingObjects<LinkedBook>

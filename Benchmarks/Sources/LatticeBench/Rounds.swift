@@ -82,12 +82,17 @@ struct RoundRunner {
         return c
     }
 
-    /// Lattice's round; `encrypted`: on an encrypted file (the `lattice-encrypted` engine).
-    func runLattice(_ s: Series, round: Int, encrypted: Bool = false) throws -> Checksums {
-        let path = dir(encrypted ? "lattice-encrypted" : "lattice", round) + ".lattice"
+    /// Lattice's round; `encrypted`: on an encrypted file (the `lattice-encrypted` engine). With `observed`,
+    /// an observer of every person is registered first on this thread's run loop, which does not run
+    /// during the steps: the writes pay what observers cost a writer (the change log and the wake-up),
+    /// not the observer's own work.
+    func runLattice(_ s: Series, round: Int, encrypted: Bool = false, observed: Bool = false) throws -> Checksums {
+        let path = dir(encrypted ? "lattice-encrypted" : observed ? "lattice-observed" : "lattice", round) + ".lattice"
         resetPeakRSS()
         var c = Checksums()
         let db = try LatticeEngine(path: path, encryptionKey: encrypted ? LatticeEngine.benchmarkKey : nil)
+        let token = observed ? db.lattice?.objects(PersonObject.self).observe { _ in } : nil
+        defer { token?.invalidate() }
         s.record(.insert, try timed { try db.insert(data.main) }.0)
         s.recordSize("after step 1", fileSize(path))
         let (tGet, sum) = timed { db.getByID(data.lookupIDs) }

@@ -317,6 +317,8 @@ extension Lattice {
             if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: property.name) }
             return
         }
+        // Writing the stored value again changes nothing: no write, and no modification for observers.
+        if let current = old.slice.payload(property.column), current.elementsEqual(payload) { return }
         let record = old.withBytes { bytes -> [UInt8] in
             // A payload of the same size (numbers, dates, ...) is patched into a copy of the record in place.
             if let current = old.slice.payload(property.column), current.count == payload.count, let start = bytes.baseAddress,

@@ -12,6 +12,9 @@ struct CollectionWatch<Identity: Hashable> {
     /// When the summarised commits cannot change membership or order, the unchanged elements (which the
     /// watch may adopt as the collection's current value); nil when they must be evaluated again.
     let unchangedOrder: (ChangeSummary, [Identity]) -> [Identity]?
+    /// The change computed from the summary and the old elements alone (placing only the elements the
+    /// commits touched); nil, or a nil result, when the elements must be evaluated again.
+    var incremental: ((ChangeSummary, [Identity], DeliveryContext) -> IncrementalChange<Identity>?)? = nil
 }
 
 /// Delivers ``LatticeCollectionChange`` notifications of one collection on one handle.
@@ -46,6 +49,13 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
         guard context.version != version else { return nil }
         let summary = context.summary(after: version)
         version = context.version
+        // Tried first even when nothing watched changed: the collection then adopts its unchanged elements
+        // instead of evaluating them again at its next read.
+        if let summary, let change = watch.incremental?(summary, old, context) {
+            baseline = change.elements
+            if change.deletions.isEmpty && change.insertions.isEmpty && change.modifications.isEmpty { return nil }
+            return .update(collection, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
+        }
         if let summary, !watch.concerns(summary) { return nil }
         let new = summary.flatMap { watch.unchangedOrder($0, old) } ?? watch.elements()
         // Without the log every element kept counts as modified: the callback sees a correct superset.
@@ -77,6 +87,23 @@ extension Results {
         let queryColumns = self.queryColumns()
         let ownerClass: String? = { if case let .collection(owner, _) = source { return owner._info?.name } else { return nil } }()
         let related = info.forwardReachableClasses(depth: 4)
+        let placement = ResultsPlacement(self)
+        // Whether changes reached through links may modify elements.
+        func deep(_ summary: ChangeSummary) -> Bool {
+            observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
+        }
+        // The elements modified through links, found backwards from the changes; nil: ask every element.
+        func reached(_ summary: ChangeSummary, _ context: DeliveryContext) -> Set<Int64>? {
+            context.objectsReachingChanges(info, summary, limit: 10_000)
+        }
+        func isModified(_ summary: ChangeSummary, _ context: DeliveryContext, _ reached: Set<Int64>?, deep: Bool) -> (Int64) -> Bool {
+            let own = summary.changes(of: info.name)
+            return { key in
+                if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
+                guard deep else { return false }
+                return reached.map { $0.contains(key) } ?? context.reachesChange(info, key, summary)
+            }
+        }
         return CollectionWatch(
             elements: { results.keys() },
             concerns: { summary in
@@ -86,26 +113,20 @@ extension Results {
                 return related.contains { summary.changes(of: $0) != nil }
             },
             isModified: { summary, context in
-                let own = summary.changes(of: info.name)
-                // Links reach a changed object only when some class the elements reach changed.
-                let deep = observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
-                return { key in
-                    if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
-                    return deep && context.reachesChange(info, key, summary)
-                }
+                let deep = deep(summary)
+                return isModified(summary, context, deep ? reached(summary, context) : nil, deep: deep)
             },
-            unchangedOrder: { summary, old in
-                // Only a query on the class's own columns, with no object of the class inserted or deleted
-                // and no change to a filtered or sorted column, keeps the old order as it is.
-                guard ownerClass == nil, let queryColumns else { return nil }
-                if let changes = summary.changes(of: info.name) {
-                    guard changes.inserted.isEmpty, changes.deleted.isEmpty else { return nil }
-                    var columns: UInt64 = 0
-                    for mask in changes.modified.values { columns |= mask }
-                    if columns & queryColumns != 0 { return nil }
+            unchangedOrder: { _, _ in nil },
+            incremental: placement.map { placement in
+                { summary, old, context in
+                    let deep = deep(summary)
+                    let reached = deep ? reached(summary, context) : []
+                    guard let change = placement.change(old: old, summary, context.lattice, checkAll: reached == nil,
+                                                        alsoModified: reached ?? [],
+                                                        isModified: isModified(summary, context, reached, deep: deep)) else { return nil }
+                    results.adoptKeys(change.elements)
+                    return change
                 }
-                results.adoptKeys(old)
-                return old
             })
     }
 

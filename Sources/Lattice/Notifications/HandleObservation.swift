@@ -39,6 +39,40 @@ final class DeliveryContext {
         return summary
     }
 
+    /// The objects of `info` that reach, through forward links and Lists of objects up to `depth` hops,
+    /// an object `summary` inserted, deleted or modified: found backwards from those objects through the
+    /// backlink tables, so the cost follows the changes, not the observed collection. Nil when more than
+    /// `limit` objects would be visited (the caller then asks each element with `reachesChange`).
+    func objectsReachingChanges(_ info: ClassInfo, _ summary: ChangeSummary, limit: Int, depth: Int = 4) -> Set<Int64>? {
+        var frontier: [(ClassInfo, Int64)] = []
+        for (name, changes) in summary.classes {
+            guard let cls = lattice.classesByName[name] else { continue }
+            for key in changes.modified.keys { frontier.append((cls, key)) }
+            for key in changes.inserted.union(changes.deleted) { frontier.append((cls, key)) }
+        }
+        if frontier.count > limit { return nil }
+        var found = Set<Int64>()
+        var visited = Set<[Int64]>()
+        for _ in 0..<depth where !frontier.isEmpty {
+            var next: [(ClassInfo, Int64)] = []
+            for (cls, key) in frontier {
+                guard let entries = try? lattice.backlinks(of: cls, key: key) else { return nil }
+                for entry in entries {
+                    // Only the links `reachesChange` follows: to-one links and Lists of objects.
+                    guard let property = cls.incoming.first(where: { $0.linkID == entry.id }),
+                          property.isLink || property.property.collection == .list,
+                          let source = cls.incomingOwners[entry.id] else { continue }
+                    guard visited.insert([Int64(entry.id), entry.source]).inserted else { continue }
+                    if visited.count > limit { return nil }
+                    if source === info { found.insert(entry.source) }
+                    next.append((source, entry.source))
+                }
+            }
+            frontier = next
+        }
+        return found
+    }
+
     /// Whether an object reaches, through forward links and Lists of objects up to `depth` hops, an
     /// object `summary` inserted, deleted or modified.
     func reachesChange(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, depth: Int = 4) -> Bool {

@@ -11,6 +11,8 @@ final class ObjectObserver<T: Object>: HandleObserver {
     private let nested: [Int: [String]]
     private let block: (ObjectChange<T>) -> Void
     private var baseline: RecordBuffer?
+    /// The objects linking here through each linking-objects property that key paths name, as last seen.
+    private var linking: [Int: [Int64]] = [:]
     private var stamp: UInt64 = 0
     private var version: Int64 = 0
     private var started = false
@@ -19,7 +21,8 @@ final class ObjectObserver<T: Object>: HandleObserver {
         self.object = object
         self.info = info
         key = object._key
-        observed = ObservedColumns(info, keyPaths: keyPaths)
+        let observed = ObservedColumns(info, keyPaths: keyPaths)
+        self.observed = observed
         var nested: [Int: [String]] = [:]
         for path in keyPaths ?? [] {
             let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
@@ -27,6 +30,28 @@ final class ObjectObserver<T: Object>: HandleObserver {
         }
         self.nested = nested
         self.block = block
+        watchedBacklinks = keyPaths == nil ? [] : info.columns.filter { $0.property.type == .linkingObjects && observed.mask & ChangeSet.columnBit($0.column) != 0 }
+    }
+
+    /// Linking-objects properties named by key paths (never watched without key paths: backlinks do not
+    /// count by default).
+    private let watchedBacklinks: [PropertyInfo]
+
+    /// The objects linking to the observed one through `p`, in backlink order.
+    private func linkingKeys(_ p: PropertyInfo, _ lattice: Lattice) -> [Int64] {
+        guard let origin = p.target, let name = p.property.originProperty, let through = origin.property(named: name) else { return [] }
+        return ((try? lattice.backlinks(of: info, key: key, through: through)) ?? []).flatMap { Array(repeating: $0.source, count: $0.count) }
+    }
+
+    /// Whether the linking objects through `p` changed: others link here, or (with a key path going on,
+    /// like `"walkers.name"`) one of them changed in what that path names.
+    private func backlinksChanged(_ p: PropertyInfo, _ summary: ChangeSummary?, _ context: DeliveryContext) -> Bool {
+        let now = linkingKeys(p, context.lattice)
+        defer { linking[p.column] = now }
+        if linking[p.column] != now { return true }
+        guard let summary, let origin = p.target, let rest = nested[p.column] else { return false }
+        let through = ObservedColumns(origin, keyPaths: rest)
+        return now.contains { summary.touched(origin.name, $0, columns: through.mask) || (through.deep && context.reachesChange(origin, $0, summary, depth: 3)) }
     }
 
     func update(_ context: DeliveryContext) {
@@ -49,6 +74,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
             stamp = baseline?.stamp ?? 0
             version = context.version
             if baseline == nil { flag.deactivate(); return .deleted }
+            for p in watchedBacklinks { linking[p.column] = linkingKeys(p, context.lattice) }
             return nil
         }
         guard let old = baseline, context.version != version else { return nil }
@@ -60,10 +86,16 @@ final class ObjectObserver<T: Object>: HandleObserver {
             return .deleted
         }
         baseline = record
-        if let summary, summary.changes(of: info.name) == nil && !observed.deep { return nil }
+        if let summary, summary.changes(of: info.name) == nil && !observed.deep && watchedBacklinks.isEmpty { return nil }
         var properties: [PropertyChange] = []
         for p in info.columns where observed.mask & ChangeSet.columnBit(p.column) != 0 {
             let bit = ChangeSet.columnBit(p.column)
+            if p.property.type == .linkingObjects {
+                if watchedBacklinks.contains(where: { $0 === p }), backlinksChanged(p, summary, context) {
+                    properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
+                }
+                continue
+            }
             if p.property.collection != nil {
                 let changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? false
                 if changed { properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name))) }
@@ -100,6 +132,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
     func skip(_ context: DeliveryContext) {
         guard started, baseline != nil else { return }
         baseline = current(context.lattice)
+        for p in watchedBacklinks { linking[p.column] = linkingKeys(p, context.lattice) }
         version = context.version
     }
 }
@@ -114,7 +147,9 @@ extension LatticeObservable where Self: Object {
     /// after each commit that changed it, and `.deleted` once when it is deleted, on this thread's run
     /// loop and whenever the handle is refreshed. Without `keyPaths`, a change of an object reached
     /// through to-one links (up to four hops) counts as a change of the link property; with them, only
-    /// the named properties count, where `"owner.name"` watches `name` of the linked `owner`. An
+    /// the named properties count, where `"owner.name"` watches `name` of the linked `owner`, and a
+    /// linking-objects property `"walkers"` watches which objects link here (`"walkers.name"` also their
+    /// `name`). An
     /// unmanaged object, or a registration inside a write transaction, gets `.error`.
     public func observe(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
         guard let lattice = _lattice, let info = _info else {
