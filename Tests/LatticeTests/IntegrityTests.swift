@@ -4,7 +4,7 @@ import XCTest
 @testable import Lattice
 
 /// Truncated, foreign and damaged files: typed errors with clear messages, no stray lock files, checksums
-/// verified on every read, `verify()`, and format-1 files read as they are.
+/// verified on every read, `verify()`, and format-1 files upgraded without checksums being added.
 final class IntegrityTests: XCTestCase {
     // MARK: Truncated files
 
@@ -199,11 +199,11 @@ final class IntegrityTests: XCTestCase {
             var ageKey: [UInt8] = []
             KeyCodec.appendInt(10, to: &ageKey)
             try RawLMDB.deleteDuplicate(txn, database: "i:DamageOwner.age", key: ageKey, value: owner100)
-            var entry: [UInt8] = []
-            withUnsafeBytes(of: linkID.bigEndian) { entry.append(contentsOf: $0) }
-            entry += owner100
-            withUnsafeBytes(of: UInt32(5).bigEndian) { entry.append(contentsOf: $0) }
-            try RawLMDB.put(txn, database: "b:DamagePet", key: objectKey(1), value: entry, dupSort: true)
+            // Five links from owner 100 through `best`: five values, numbered 0 to 4.
+            for ordinal in 0..<5 {
+                try RawLMDB.put(txn, database: "b:DamagePet", key: BacklinkTable.key(1, linkID),
+                                value: BacklinkTable.value(100, UInt32(ordinal)), dupSort: true)
+            }
             try RawLMDB.delete(txn, database: "l:DamageOwner.tags", key: owner100 + [0, 0, 0, 1])
         }
         let fresh = try Lattice(configuration: .init(fileURL: db.url, readOnly: true, objectTypes: [DamageOwner.self, DamagePet.self]))
@@ -223,9 +223,18 @@ final class IntegrityTests: XCTestCase {
         let before = try ChildRun(["damage-read", db.path])
         XCTAssertEqual(before.status, 0, "\(before)")
         try convertToFormatOne(db.path)
+        // Read-only, a format-1 file cannot be upgraded: the open fails and leaves the file as it is.
+        let readOnly = try ChildRun(["damage-read", db.path])
+        XCTAssertEqual(readOnly.status, 3, "\(readOnly)")
+        XCTAssertTrue(readOnly.stdout.contains("upgrading it from file format 1"), readOnly.stdout)
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [1, 0, 0, 0])
+        // A read-write open upgrades it to format 3 (backlinks keyed by link property, values still without
+        // checksums), which reads the same.
+        do { _ = try Lattice(configuration: .init(fileURL: db.url, objectTypes: [DamageOwner.self, DamagePet.self])) }
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [3, 0, 0, 0])
         let after = try ChildRun(["damage-read", db.path])
-        XCTAssertEqual(after.stdout, before.stdout, "a format-1 file reads the same")
-        // Writing to it keeps format 1: no checksum is added, so older versions still read it.
+        XCTAssertEqual(after.stdout, before.stdout, "a format-1 file reads the same once upgraded")
+        // Writing to it adds no checksum.
         do {
             let lattice = try Lattice(configuration: .init(fileURL: db.url, objectTypes: [DamageOwner.self, DamagePet.self]))
             try lattice.write {
@@ -236,7 +245,7 @@ final class IntegrityTests: XCTestCase {
             }
             XCTAssertEqual(lattice.verify(), [])
         }
-        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [1, 0, 0, 0])
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [3, 0, 0, 0])
         let record = try XCTUnwrap(try RawLMDB.get(db.path, database: "o:DamageOwner", key: objectKey(5000)))
         // Header, creation stamp (a small transaction id: 1 byte), count, 10 one-byte ends; payloads: id 5000
         // (2 bytes), "new", age (1), score (8). No checksum.
@@ -255,11 +264,11 @@ final class IntegrityTests: XCTestCase {
             let lattice = try Lattice(configuration: config)
             XCTAssertEqual(lattice.objects(DamageOwner.self).filter { $0.note == "migrated" }.count, 49)
         }
-        // The migration stored the new schema version without a checksum and kept the format.
-        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [1, 0, 0, 0])
+        // The migration stored the new schema version without a checksum; the format is the unsealed 3.
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [3, 0, 0, 0])
         XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "schemaVersion"), [1, 0, 0, 0, 0, 0, 0, 0])
 
-        // Notifications read the change log another handle writes (unsealed in format 1). No raw LMDB
+        // Notifications read the change log another handle writes (unsealed in format 3). No raw LMDB
         // access from here on: the notifier keeps the file open in this process.
         let lattice = try Lattice(configuration: config)
         var counts: [Int] = []
@@ -278,7 +287,7 @@ final class IntegrityTests: XCTestCase {
         XCTAssertEqual(counts, [49, 50])
         token.invalidate()
         XCTAssertEqual(lattice.verify(), [])
-        // Format 1 reads values as stored: an entry with a checksum would be 4 bytes longer than its encoding.
+        // Format 3 reads values as stored: an entry with a checksum would be 4 bytes longer than its encoding.
         let table = try XCTUnwrap(try lattice.changeLogTable())
         let lengths = try lattice.readTransaction().withCursor(table) { cursor in
             var out: [(stored: Int, encoded: Int)] = []
@@ -295,12 +304,33 @@ final class IntegrityTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// Turns the file into what format 1 wrote: the same values without their checksums.
+    /// Turns the file into what format 1 wrote: the same values without their checksums, backlinks by target.
     private func convertToFormatOne(_ path: String) throws {
         try RawLMDB.withWrite(path) { txn in
             for name in try RawLMDB.databaseNames(txn) where SealedTables().seals(name) {
                 for (key, value) in try RawLMDB.entries(txn, database: name) {
                     try RawLMDB.put(txn, database: name, key: key, value: Array(value.dropLast(4)), dupSort: false)
+                }
+            }
+        }
+        // Backlinks as formats 1 and 2 keyed them: by target alone, each value `[link id][source][u32 count]`.
+        try RawLMDB.withWrite(path) { txn in
+            for name in try RawLMDB.databaseNames(txn) where name.hasPrefix("b:") {
+                let entries = try RawLMDB.entries(txn, database: name)
+                var grouped: [(target: [UInt8], link: [UInt8], count: UInt32)] = []
+                for (key, value) in entries {
+                    let target = Array(key[0..<8])
+                    let link = Array(key[8..<12]) + Array(value[0..<8])
+                    if let last = grouped.last, last.target == target, last.link == link {
+                        grouped[grouped.count - 1].count += 1
+                    } else {
+                        grouped.append((target, link, 1))
+                    }
+                }
+                for key in Set(entries.map(\.key)) { try RawLMDB.delete(txn, database: name, key: key) }
+                for entry in grouped {
+                    let value = entry.link + withUnsafeBytes(of: entry.count.bigEndian) { Array($0) }
+                    try RawLMDB.put(txn, database: name, key: entry.target, value: value, dupSort: true)
                 }
             }
         }

@@ -28,16 +28,16 @@ extension Lattice {
     }
 
     /// Files the backlink entries of link property `from` under the id `to` (a renamed link property or
-    /// class): entries start with the big-endian link id (see `BacklinkTable`).
+    /// class): the link id ends each key (see `BacklinkTable`).
     func renameLinkID(in table: Table, from: UInt32, to: UInt32) throws {
         guard from != to, let txn = writer?.txn else { return }
         let old = withUnsafeBytes(of: from.bigEndian) { Array($0) }
         let new = withUnsafeBytes(of: to.bigEndian) { Array($0) }
-        for entry in try allEntries(table) where entry.value.count == BacklinkTable.entrySize && entry.value.starts(with: old) {
-            let renamed = new + entry.value.dropFirst(4)
-            try entry.key.withUnsafeBytes { k in
-                _ = try entry.value.withUnsafeBytes { try txn.delete(table, k, value: $0) }
-                try renamed.withUnsafeBytes { try txn.putDuplicate(table, k, $0, last: false) }
+        for entry in try allEntries(table) where entry.key.count == BacklinkTable.keySize && entry.key.suffix(4).elementsEqual(old) {
+            let renamed = Array(entry.key.prefix(8)) + new
+            try entry.value.withUnsafeBytes { v in
+                _ = try entry.key.withUnsafeBytes { try txn.delete(table, $0, value: v) }
+                try renamed.withUnsafeBytes { try txn.putDuplicate(table, $0, v, last: false) }
             }
         }
         didChange()

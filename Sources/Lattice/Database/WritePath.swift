@@ -315,8 +315,8 @@ extension Lattice {
     /// Replaces entry `index` of a List.
     func listReplace(_ property: PropertyInfo, owner: Int64, at index: Int, with payload: [UInt8]) throws {
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        let directory = try listDirectory(property, owner: owner)
-        let old = try table.replace(write.txn, at: index, with: payload, in: directory)
+        var directory = try listDirectory(property, owner: owner)
+        let old = try table.replace(write.txn, at: index, with: payload, in: &directory)
         listChanged(property, owner: owner, directory, .set(index))
         try elementsChanged(property, owner: owner, added: [payload], removed: [old])
     }

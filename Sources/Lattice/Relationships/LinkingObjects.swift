@@ -5,9 +5,9 @@
 ///     @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
 /// }
 /// ```
-/// Follows to-one links and lists; an object that appears twice in one list links twice. Counting or
-/// listing costs one seek in the backlink table plus one step per linking object, whatever the size
-/// of the database. Empty while the object is unmanaged.
+/// Follows to-one links and lists; an object that appears twice in one list links twice. ``count`` is
+/// one seek in the backlink table, listing one seek plus one step per linking object, whatever the
+/// size of the database. Empty while the object is unmanaged.
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection, OriginDeclaring {
     let managed: ManagedCollection?
     /// The declaration's origin property (`@Persisted(originProperty:)`), read when the model is reflected.
@@ -72,7 +72,17 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     /// 0.
     public var startIndex: Int { 0 }
     /// ``count``.
-    public var endIndex: Int { keys().count }
+    public var endIndex: Int { count }
+
+    /// The number of linking objects: one seek in the backlink table, whatever their number.
+    public var count: Int {
+        guard let managed, let (_, property) = origin else { return 0 }
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys.count }
+            return managed.read { lattice, owner in try lattice.backlinkCount(of: managed.info, key: owner, through: property) }
+        }
+    }
 
     /// The linking object at `position`.
     public subscript(position: Int) -> Element {
