@@ -25,6 +25,12 @@ if let path = option("--list-only") {
     print(try RelationshipScenarios.list(path))
     exit(0)
 }
+if let path = option("--read-paths-only") {
+    let count = option("--n").flatMap(Int.init) ?? 100_000
+    let rows = try ReadPathScenario.run(path, people: WorkloadData(n: count).people.prefix(count))
+    ReadPathScenario.printTable(rows)
+    exit(0)
+}
 if let i = args.firstIndex(of: "--notify-child"), i + 2 < args.count {
     try NotificationScenarios.child(args[i + 1], commits: Int(args[i + 2]) ?? 1_000)
     exit(0)

@@ -17,6 +17,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     final class Cache {
         var generation: UInt64 = 0
         var keys: [Int64] = []
+        let positional = PositionalReader()
     }
 
     /// Empty (the value of an unmanaged object's property).
@@ -84,12 +85,44 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         }
     }
 
-    /// The linking object at `position`.
+    /// The linking object at `position` (positions asked in increasing order are read in batches).
     public subscript(position: Int) -> Element {
         let keys = keys()
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
         let (originInfo, _) = origin!
-        return managed!.lattice.materialize(Element.self, originInfo, key: keys[position], record: nil)
+        let lattice = managed!.lattice
+        let object = lattice.synchronized {
+            cache.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: Element.self)
+        }
+        // The reader creates instances of `Element.self` only.
+        guard let object else { return lattice.materialize(Element.self, originInfo, key: keys[position], record: nil) }
+        return unsafeDowncast(object, to: Element.self)
+    }
+
+    /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over
+    /// ``Results`` does (an instance the loop did not keep may be handed out again).
+    public func makeIterator() -> Iterator {
+        guard let managed, let (originInfo, _) = origin else { return Iterator(reader: nil) }
+        return Iterator(reader: ResultsReader(lattice: managed.lattice, info: originInfo, type: Element.self, keys: keys(), walk: nil))
+    }
+
+    /// The iterator of ``LinkingObjects``.
+    public struct Iterator: IteratorProtocol {
+        fileprivate var reader: ResultsReader?
+
+        /// The next linking object still present, or nil at the end.
+        public mutating func next() -> Element? {
+            // The reader creates instances of `Element.self` only.
+            reader?.next().map { unsafeDowncast($0, to: Element.self) }
+        }
+    }
+
+    /// The linking objects transformed in order, read as a `for … in` loop reads them.
+    public func map<T>(_ transform: (Element) throws -> T) rethrows -> [T] {
+        var out: [T] = []
+        out.reserveCapacity(count)
+        for object in self { out.append(try transform(object)) }
+        return out
     }
 
     /// For example `LinkingObjects<Person> [ [0] Person { ... } ]`.

@@ -126,6 +126,30 @@ struct ResultsReader {
     }
 }
 
+/// Positional reads (`collection[i]`) of the objects a snapshot of keys names: reads ahead from the
+/// position asked last, so that index loops, slices and `Collection` algorithms read records in batches
+/// (one cursor walk per batch) instead of one lookup per object. Callers serialize access (the handle's
+/// `synchronized`): copies of a collection share one.
+final class PositionalReader {
+    private var reader: ResultsReader?
+    private var generation: UInt64 = 0
+
+    /// The object at `position` of `keys` (an instance of `type`), or nil when it is gone or cannot be
+    /// read ahead (the caller then looks it up alone).
+    func object(at position: Int, of keys: [Int64], lattice: Lattice, info: ClassInfo?, type: Object.Type) -> Object? {
+        // Positions asked in increasing order continue the reader; any other position starts a new one.
+        if reader?.position != position || generation != lattice.generation {
+            reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil, start: position)
+            generation = lattice.generation
+        }
+        guard let object = reader?.next(), object._key == keys[position] else {
+            reader = nil
+            return nil
+        }
+        return object
+    }
+}
+
 /// Where an iterator walking a whole class stands (see `ResultsReader`).
 struct ResultsWalk {
     /// The transaction id of the snapshot the loop began on.

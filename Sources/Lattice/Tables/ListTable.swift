@@ -199,11 +199,22 @@ struct ListTable {
     func allPayloads(_ txn: Transaction, in directory: Directory) throws -> [[UInt8]] {
         var out: [[UInt8]] = []
         out.reserveCapacity(directory.total)
-        for entry in directory.chunks {
-            let chunk = try self.chunk(txn, entry)
-            for i in 0..<chunk.count { out.append(Array(chunk.payload(i))) }
-        }
+        try forEachPayload(txn, in: directory) { out.append(Array($0)) }
         return out
+    }
+
+    /// Passes every payload, in order, to `body`: one lookup per chunk, nothing copied.
+    func forEachPayload(_ txn: Transaction, in directory: Directory, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        for entry in directory.chunks {
+            try key(entry.id).withUnsafeBytes { k in
+                try txn.get(table, k) { bytes in
+                    guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
+                        throw damagedChunk(txn, entry.id, found: bytes)
+                    }
+                    for i in 0..<view.count { try body(view.payload(i) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                }
+            }
+        }
     }
 
     // MARK: Writes
