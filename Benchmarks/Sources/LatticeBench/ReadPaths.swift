@@ -19,6 +19,18 @@ final class ReadTeam: Object {
     @Persisted(originProperty: "team") var players: LinkingObjects<ReadPerson>
 }
 
+/// What the paths call, so that a generic harness reaches each collection's own `map`, `first` and `last`
+/// (as a user's code calling them on the concrete type does) and not the `Collection` extensions' versions.
+protocol ReadableObjects: RandomAccessCollection where Element == ReadPerson, Index == Int {
+    func map<T>(_ transform: (ReadPerson) throws -> T) rethrows -> [T]
+    var first: ReadPerson? { get }
+    var last: ReadPerson? { get }
+}
+
+extension Results: ReadableObjects where Element == ReadPerson {}
+extension List: ReadableObjects where Element == ReadPerson {}
+extension LinkingObjects: ReadableObjects where Element == ReadPerson {}
+
 extension Person {
     @inline(__always)
     init(_ o: ReadPerson) {
@@ -73,8 +85,7 @@ enum ReadPathScenario {
     }
 
     /// The paths over one collection.
-    static func paths<C: RandomAccessCollection>(_ c: C, sortedReference: @escaping () -> [ReadPerson]) -> [Path]
-    where C.Element == ReadPerson, C.Index == Int {
+    static func paths<C: ReadableObjects>(_ c: C, sortedReference: @escaping () -> [ReadPerson]) -> [Path] {
         func sum(_ people: [Person]) -> Double { people.reduce(0) { $0 + $1.score } }
         let half = c.count / 2
         return [
@@ -119,25 +130,14 @@ enum ReadPathScenario {
             // Against reading the same objects in the same order sorted by the engine.
             Path(name: "sorted { score < }", full: false) { sum(c.sorted { $0.score < $1.score }.map(Person.init)) },
             Path(name: "(ref) sorted(byKeyPath:)", full: false) { sum(sortedReference().map(Person.init)) },
-            // Against a lookup by primary key of the same object.
+            // Against a lookup by primary key of the same object (added by `run`).
             Path(name: "first", full: false) { c.first.map { Person($0).score } ?? 0 },
             Path(name: "last", full: false) { c.last.map { Person($0).score } ?? 0 },
         ]
     }
 
-    /// Median of `reps` runs after one warm-up.
-    static func time(_ reps: Int, _ body: () -> Double) -> Double {
-        _ = body()
-        var times: [Double] = []
-        for _ in 0..<reps {
-            let (t, _) = timed(body)
-            times.append(t)
-        }
-        return median(times)
-    }
-
     /// Runs every path over every collection; returns the rows.
-    static func run(_ path: String, people: ArraySlice<Person>, reps: Int = 5) throws -> [Row] {
+    static func run(_ path: String, people: ArraySlice<Person>, reps: Int = 7) throws -> [Row] {
         let lattice = try build(path, people: people)
         let all = lattice.objects(ReadPerson.self)
         let filtered = try all.filter("age >= 20 AND age < 30")
@@ -145,23 +145,27 @@ enum ReadPathScenario {
         guard let listed = lattice.object(ofType: ReadTeam.self, forPrimaryKey: Int64(1)),
               let linked = lattice.object(ofType: ReadTeam.self, forPrimaryKey: Int64(2)) else { return [] }
         var rows: [Row] = []
-        func measure<C: RandomAccessCollection>(_ name: String, _ c: C, sortedBy: @escaping () -> [ReadPerson],
-                                                 firstLast: (Int64, Int64))
-        where C.Element == ReadPerson, C.Index == Int {
+        func measure<C: ReadableObjects>(_ name: String, _ c: C, sortedBy: @escaping () -> [ReadPerson], firstLast: (Int64, Int64)) {
             let label = "\(name) (\(c.count))"
-            var times: [String: Double] = [:]
-            let paths = paths(c, sortedReference: sortedBy)
-            for p in paths {
-                // first/last are single reads: time 1,000 of them.
-                let repeated = p.name == "first" || p.name == "last"
-                times[p.name] = time(reps) { repeated ? (0..<1_000).reduce(0) { s, _ in s + p.run() } : p.run() }
+            var paths = paths(c, sortedReference: sortedBy)
+            // Against a lookup by primary key of the same object.
+            for (name, id) in [("(ref) first by id", firstLast.0), ("(ref) last by id", firstLast.1)] {
+                paths.append(Path(name: name, full: false) { Person(lattice.object(ofType: ReadPerson.self, forPrimaryKey: id)!).score })
             }
+            // Rounds over every path in turn, so that the machine's load changes them alike; medians.
+            var samples: [String: [Double]] = [:]
+            for round in 0...reps {
+                for p in paths {
+                    // Single reads (first, last and their references): 1,000 of them.
+                    let single = !p.full && (p.name.contains("first") && !p.name.contains("half") || p.name.contains("last"))
+                    let (t, _) = timed { single ? (0..<1_000).reduce(0) { s, _ in s + p.run() } : p.run() }
+                    if round > 0 { samples[p.name, default: []].append(t) }  // round 0 warms up
+                }
+            }
+            let times = samples.mapValues(median)
             let fastest = paths.filter(\.full).compactMap { times[$0.name] }.min() ?? .nan
-            let byID: (Int64) -> Double = { id in
-                time(reps) { (0..<1_000).reduce(0) { s, _ in s + Person(lattice.object(ofType: ReadPerson.self, forPrimaryKey: id)!).score } }
-            }
-            let firstByID = byID(firstLast.0)
-            let lastByID = byID(firstLast.1)
+            let firstByID = times["(ref) first by id"]!
+            let lastByID = times["(ref) last by id"]!
             for p in paths where !p.name.hasPrefix("(ref)") {
                 let reference: Double
                 switch p.name {

@@ -24,22 +24,27 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public init() {
         managed = nil
         originProperty = nil
+        origin = nil
     }
 
     init(originProperty: String) {
         managed = nil
         self.originProperty = originProperty
+        origin = nil
     }
 
     init(managed: ManagedCollection) {
         self.managed = managed
         originProperty = nil
+        origin = LinkingObjects.origin(of: managed)
     }
 
-    /// The origin class and its linking property.
-    var origin: (ClassInfo, PropertyInfo)? {
-        guard let managed, let origin = managed.property.target,
-              let name = managed.property.property.originProperty, let property = origin.property(named: name) else { return nil }
+    /// The origin class and its linking property, found when the collection is made.
+    let origin: (ClassInfo, PropertyInfo)?
+
+    private static func origin(of managed: ManagedCollection) -> (ClassInfo, PropertyInfo)? {
+        guard let origin = managed.property.target, let name = managed.property.property.originProperty,
+              let property = origin.property(named: name) else { return nil }
         return (origin, property)
     }
 
@@ -97,6 +102,16 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         // The reader creates instances of `Element.self` only.
         guard let object else { return lattice.materialize(Element.self, originInfo, key: keys[position], record: nil) }
         return unsafeDowncast(object, to: Element.self)
+    }
+
+    /// The first linking object, or nil: one object read.
+    public var first: Element? { keys().first.map(object(key:)) }
+
+    /// The last linking object, or nil: one object read.
+    public var last: Element? { keys().last.map(object(key:)) }
+
+    private func object(key: Int64) -> Element {
+        managed!.lattice.materialize(Element.self, origin!.0, key: key, record: nil)
     }
 
     /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over

@@ -236,6 +236,22 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         }
     }
 
+    /// The first element, or nil: one element read.
+    public var first: Element? { end(first: true) }
+
+    /// The last element, or nil: one element read.
+    public var last: Element? { end(first: false) }
+
+    private func end(first: Bool) -> Element? {
+        guard let managed else { return first ? values.first : values.last }
+        if let target = objectTarget, let keys = objectKeys(managed) {
+            // `objectTarget` made sure the instances are of class `Element`.
+            return (first ? keys.first : keys.last).map { unsafeBitCast(managed.lattice.materialize(target, key: $0, record: nil), to: Element.self) }
+        }
+        let n = count
+        return n == 0 ? nil : self[first ? 0 : n - 1]
+    }
+
     /// The elements transformed in order, read as a `for … in` loop reads them.
     public func map<T>(_ transform: (Element) throws -> T) rethrows -> [T] {
         var out: [T] = []

@@ -131,8 +131,10 @@ struct ResultsReader {
 /// (one cursor walk per batch) instead of one lookup per object. Callers serialize access (the handle's
 /// `synchronized`): copies of a collection share one.
 final class PositionalReader {
-    private var reader: ResultsReader?
-    private var generation: UInt64 = 0
+    // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches them, under the
+    // handle's `synchronized`, and nothing it calls comes back to this reader.
+    @exclusivity(unchecked) private var reader: ResultsReader?
+    @exclusivity(unchecked) private var generation: UInt64 = 0
 
     /// The object at `position` of `keys` (an instance of `type`), or nil when it is gone or cannot be
     /// read ahead (the caller then looks it up alone).
