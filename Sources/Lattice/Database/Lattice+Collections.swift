@@ -21,6 +21,14 @@ extension Lattice {
         return directory
     }
 
+    /// `listDirectory`, taken out of the cache: a write changing it then changes the only copy (no copy
+    /// of its arrays on the first change), and caches it again (`cacheListDirectory`).
+    func takeListDirectory(_ property: PropertyInfo, owner: Int64) throws -> ListTable.Directory {
+        let directory = try listDirectory(property, owner: owner)
+        listDirectoryCache = nil
+        return directory
+    }
+
     func cacheListDirectory(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory) {
         if frozenLock != nil { return }  // a frozen handle's reads run on several threads: no shared cache
         listDirectoryCache = ListDirectoryCache(table: property.collectionTable!, owner: owner, generation: generation, directory: directory)

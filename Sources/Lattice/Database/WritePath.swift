@@ -294,7 +294,7 @@ extension Lattice {
     func listInsert(_ property: PropertyInfo, owner: Int64, _ payloads: [[UInt8]], at index: Int) throws {
         guard !payloads.isEmpty else { return }
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var directory = try listDirectory(property, owner: owner)
+        var directory = try takeListDirectory(property, owner: owner)
         try table.insert(write.txn, payloads, at: index, directory: &directory)
         listChanged(property, owner: owner, directory, .insert(index..<index + payloads.count))
         try elementsChanged(property, owner: owner, added: payloads, removed: [])
@@ -305,7 +305,7 @@ extension Lattice {
     func listRemove(_ property: PropertyInfo, owner: Int64, _ range: Range<Int>, updatingLinks: Bool = true) throws -> [[UInt8]] {
         guard !range.isEmpty else { return [] }
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var directory = try listDirectory(property, owner: owner)
+        var directory = try takeListDirectory(property, owner: owner)
         let removed = try table.remove(write.txn, range, directory: &directory)
         listChanged(property, owner: owner, directory, directory.chunks.isEmpty ? .clear : .remove(range))
         if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: removed) }
@@ -315,7 +315,7 @@ extension Lattice {
     /// Replaces entry `index` of a List.
     func listReplace(_ property: PropertyInfo, owner: Int64, at index: Int, with payload: [UInt8]) throws {
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var directory = try listDirectory(property, owner: owner)
+        var directory = try takeListDirectory(property, owner: owner)
         let old = try table.replace(write.txn, at: index, with: payload, in: &directory)
         listChanged(property, owner: owner, directory, .set(index))
         try elementsChanged(property, owner: owner, added: [payload], removed: [old])

@@ -120,6 +120,12 @@ open class Object: CustomStringConvertible, Hashable {
         return refetchRecord(lattice)
     }
 
+    /// After a change of the handle that rewrote no record of this object: its cached record, current at
+    /// generation `before`, is current now.
+    final func keepRecord(currentAt before: UInt64, _ lattice: Lattice) {
+        if _generation == before, _slice != nil, _epoch == lattice.epoch { _generation = lattice.generation }
+    }
+
     /// `liveRecord` once the cached record is stale or missing.
     @inline(never)
     private final func refetchRecord(_ lattice: Lattice) -> RecordBuffer {
