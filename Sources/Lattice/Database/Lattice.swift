@@ -547,6 +547,15 @@ public final class Lattice {
         return object
     }
 
+    /// A managed instance of class `type` of the stored object `key`, its record read now (one lookup;
+    /// none found: the instance reads as deleted).
+    func materializeReading(_ type: Object.Type, _ info: ClassInfo, key: Int64) -> Object {
+        let record = reading("a '\(info.name)' object") { _ in try fetchRecord(info, key: key) }
+        let object = type.init()
+        object.attach(to: self, info: info, key: key, record: record)
+        return object
+    }
+
     /// A managed instance (of class `info.type`) of the stored object `key`, for non-generic callers.
     func materialize(_ info: ClassInfo, key: Int64, record: RecordBuffer?) -> Object {
         let object = info.type.init()

@@ -111,7 +111,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public var last: Element? { keys().last.map(object(key:)) }
 
     private func object(key: Int64) -> Element {
-        managed!.lattice.materialize(Element.self, origin!.0, key: key, record: nil)
+        unsafeDowncast(managed!.lattice.materializeReading(Element.self, origin!.0, key: key), to: Element.self)
     }
 
     /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over

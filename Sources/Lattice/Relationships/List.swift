@@ -246,7 +246,9 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         guard let managed else { return first ? values.first : values.last }
         if let target = objectTarget, let keys = objectKeys(managed) {
             // `objectTarget` made sure the instances are of class `Element`.
-            return (first ? keys.first : keys.last).map { unsafeBitCast(managed.lattice.materialize(target, key: $0, record: nil), to: Element.self) }
+            return (first ? keys.first : keys.last).map {
+                unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: $0), to: Element.self)
+            }
         }
         let n = count
         return n == 0 ? nil : self[first ? 0 : n - 1]

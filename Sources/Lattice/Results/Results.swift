@@ -119,7 +119,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             }
         }
         let keys = keys()
-        return (first ? keys.first : keys.last).map { lattice.materialize(Element.self, info, key: $0, record: nil) }
+        // `materializeReading` creates an instance of `Element.self`.
+        return (first ? keys.first : keys.last).map { unsafeDowncast(lattice.materializeReading(Element.self, info, key: $0), to: Element.self) }
     }
 
     /// The objects transformed in order, read as a `for … in` loop reads them (in batches, an instance not
