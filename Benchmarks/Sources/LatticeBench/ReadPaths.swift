@@ -137,7 +137,7 @@ enum ReadPathScenario {
     }
 
     /// Runs every path over every collection; returns the rows.
-    static func run(_ path: String, people: ArraySlice<Person>, reps: Int = 7) throws -> [Row] {
+    static func run(_ path: String, people: ArraySlice<Person>, reps: Int = 11) throws -> [Row] {
         let lattice = try build(path, people: people)
         let all = lattice.objects(ReadPerson.self)
         let filtered = try all.filter("age >= 20 AND age < 30")
