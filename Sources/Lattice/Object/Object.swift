@@ -51,7 +51,8 @@ open class Object: CustomStringConvertible, Hashable {
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {}
 
-    /// Whether a `for … in` loop over results of this class may reuse one instance for several objects.
+    /// Whether a `for … in` loop over results of this class (or a List or LinkingObjects of it) may reuse
+    /// one instance for several objects.
     ///
     /// Off by default: every object a loop hands out is a new instance, so the class's `init()` and
     /// `deinit` run once per object. Override it to return `true` when neither has side effects a program
