@@ -271,7 +271,7 @@ extension Lattice {
 
     // MARK: Collections
 
-    private func collectionName(_ property: PropertyInfo) -> String { "\(property.ownerName).\(property.name)" }
+    private func collectionName(_ property: PropertyInfo) -> String { property.qualifiedName }
 
     /// Removes every element of a collection property of `owner`.
     func clearCollection(_ property: PropertyInfo, owner: Int64) throws {
