@@ -172,6 +172,19 @@ final class IntegrityTests: XCTestCase {
         XCTAssertTrue(verify.stdout.hasPrefix("problems 1\ndamagedValue in o:DamageOwner: the value under object key 13"), verify.stdout)
     }
 
+    func testALoopOverAListWithALinkToAMissingObjectStopsWithAClearMessage() throws {
+        let db = makeTempDatabase("integrity")
+        try buildFixture(db.path, owners: 30)  // owner 3's pets: pet-3, pet-2, pet-1 (object keys 4, 3, 2)
+        let before = try ChildRun(["damage-list", db.path, "3"])
+        XCTAssertEqual(before.stdout, "pet-3\npet-2\npet-1\n", "\(before)")
+        // Remove pet-2's record behind Lattice's back: the list still names it.
+        try RawLMDB.withWrite(db.path) { txn in try RawLMDB.delete(txn, database: "o:DamagePet", key: objectKey(3)) }
+        let run = try ChildRun(["damage-list", db.path, "3"])
+        XCTAssertTrue(run.crashed, "\(run)")
+        XCTAssertEqual(run.stdout, "pet-3\n", "the objects before it are read")
+        XCTAssertTrue(run.stderr.contains("a link names 'DamagePet' object key 3, which does not exist."), run.stderr)
+    }
+
     // MARK: verify()
 
     func testVerifyFindsNothingInAHealthyFile() throws {

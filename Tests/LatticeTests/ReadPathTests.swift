@@ -401,4 +401,50 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(all.first?.id, 3)
         XCTAssertEqual(all.first?.name, "item 3")
     }
+
+    func testLoopsOverListsAndLinkingObjectsPassOverObjectsDeletedDuringTheLoop() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        let owner = Owner()
+        let loved = Pet()
+        try lattice.write {
+            try lattice.add(owner)
+            try lattice.add(loved)
+            for i in 0..<600 {
+                let pet = Pet()
+                pet.name = "pet \(i)"
+                owner.dogs.append(pet)
+                let fan = Owner()
+                fan.name = "fan \(i)"
+                fan.best = loved
+                try lattice.add(fan)
+            }
+        }
+        var seen: [String] = []
+        try lattice.write {
+            for dog in owner.dogs {
+                seen.append(dog.name)
+                // Delete the next two pets: the loop, walking the list as it began, passes over them.
+                let i = Int(dog.name.dropFirst(4))!
+                if i % 10 == 0 {
+                    for pet in lattice.objects(Pet.self) where pet.name == "pet \(i + 1)" || pet.name == "pet \(i + 2)" {
+                        try lattice.delete(pet)
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(seen, (0..<600).filter { $0 % 10 != 1 && $0 % 10 != 2 }.map { "pet \($0)" })
+        XCTAssertEqual(owner.dogs.count, 480)
+        seen = []
+        try lattice.write {
+            for fan in loved.fans {
+                seen.append(fan.name)
+                if fan.name == "fan 100" {
+                    for other in lattice.objects(Owner.self) where other.name == "fan 101" { try lattice.delete(other) }
+                }
+            }
+        }
+        XCTAssertEqual(seen, (0..<600).filter { $0 != 101 }.map { "fan \($0)" })
+        XCTAssertEqual(loved.fans.count, 599)
+    }
 }

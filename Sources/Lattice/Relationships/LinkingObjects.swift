@@ -118,12 +118,12 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     /// ``Results`` does (an instance the loop did not keep may be handed out again).
     public func makeIterator() -> Iterator {
         guard let managed, let (originInfo, _) = origin else { return Iterator(reader: nil) }
-        return Iterator(reader: ResultsReader(lattice: managed.lattice, info: originInfo, type: Element.self, keys: keys(), walk: nil))
+        return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: originInfo, type: Element.self, keys: keys()))
     }
 
     /// The iterator of ``LinkingObjects``.
     public struct Iterator: IteratorProtocol {
-        fileprivate var reader: ResultsReader?
+        fileprivate var reader: KeyedObjects?
 
         /// The next linking object still present, or nil at the end.
         public mutating func next() -> Element? {

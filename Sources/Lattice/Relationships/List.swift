@@ -207,7 +207,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public func makeIterator() -> Iterator {
         guard let managed else { return Iterator(values: values.makeIterator()) }
         if let target = objectTarget, let keys = objectKeys(managed) {
-            return Iterator(reader: ResultsReader(lattice: managed.lattice, info: target, type: target.type, keys: keys, walk: nil))
+            return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: target, type: target.type, keys: keys))
         }
         return Iterator(values: managed.read { lattice, owner in
             try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { managed.element($0, Element.self) } }
@@ -217,13 +217,13 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// The iterator of ``List``.
     public struct Iterator: IteratorProtocol {
         private var values: IndexingIterator<[Element]>
-        private var reader: ResultsReader?
+        private var reader: KeyedObjects?
 
         init(values: IndexingIterator<[Element]>) {
             self.values = values
         }
 
-        init(reader: ResultsReader) {
+        init(reader: KeyedObjects) {
             values = [].makeIterator()
             self.reader = reader
         }

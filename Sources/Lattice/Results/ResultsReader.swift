@@ -152,6 +152,42 @@ final class PositionalReader {
     }
 }
 
+/// The objects of a List or LinkingObjects, as their keys were when the loop began, read in batches by
+/// a `ResultsReader`. Every key names an object unless one was deleted since (then it is passed over, as
+/// a loop over `Results` passes over it): a key naming no object while nothing changed is a damaged file,
+/// reported as a link read alone reports it.
+struct KeyedObjects {
+    private var reader: ResultsReader
+    private let keys: [Int64]
+    private var index = 0
+    private let generation: UInt64
+
+    init(lattice: Lattice, info: ClassInfo, type: Object.Type, keys: [Int64]) {
+        reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil)
+        self.keys = keys
+        generation = lattice.generation
+    }
+
+    /// The next object, or nil at the end.
+    mutating func next() -> Object? {
+        guard index < keys.count else { return nil }
+        let object = reader.next()
+        if let object, object._key == keys[index] {
+            index += 1
+            return object
+        }
+        if reader.lattice.generation == generation, let info = reader.info {
+            let missing = keys[index]
+            let lattice = reader.lattice
+            let _: Void = lattice.reading("a linked '\(info.name)'") { _ in throw LatticeError.danglingLink(lattice.env.path, info, missing) }
+        }
+        // Objects deleted since the loop began: carry on after the one the reader found.
+        guard let object, let found = keys[index...].firstIndex(of: object._key) else { return nil }
+        index = found + 1
+        return object
+    }
+}
+
 /// Where an iterator walking a whole class stands (see `ResultsReader`).
 struct ResultsWalk {
     /// The transaction id of the snapshot the loop began on.
