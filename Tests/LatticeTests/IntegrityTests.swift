@@ -228,6 +228,22 @@ final class IntegrityTests: XCTestCase {
         XCTAssertEqual(problems[2].detail, "object key 1 counts 5 links from object key 100, the source holds 0.")
     }
 
+    func testVerifyReportsBacklinkValuesOutOfSequence() throws {
+        let db = makeTempDatabase("integrity")
+        try buildFixture(db.path, owners: 30)
+        // Owner 3 links to pet-2 (object key 3) once through `pets`: its value is number 0. Add number 2
+        // (number 1 missing) behind Lattice's back.
+        let key = BacklinkTable.key(3, FileLayout.linkID("DamageOwner", "pets"))
+        try RawLMDB.withWrite(db.path) { txn in
+            try RawLMDB.put(txn, database: "b:DamagePet", key: key, value: BacklinkTable.value(3, 2), dupSort: true)
+        }
+        let lattice = try Lattice(configuration: .init(fileURL: db.url, readOnly: true, objectTypes: [DamageOwner.self, DamagePet.self]))
+        let problems = lattice.verify()
+        XCTAssertEqual(problems.map(\.kind), [.staleBacklink, .staleBacklink], "\(problems)")
+        XCTAssertEqual(problems.first?.detail, "object key 3 has link number 2 from object key 3 where number 1 was expected.")
+        XCTAssertEqual(problems.last?.detail, "object key 3 counts 2 links from object key 3, the source holds 1.")
+    }
+
     // MARK: Format 1
 
     func testFormatOneFilesAreReadAndWrittenWithoutChecksums() throws {
