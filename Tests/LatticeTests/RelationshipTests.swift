@@ -363,6 +363,46 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(Array(try XCTUnwrap(reopened.objects(Owner.self).first).nicknames), model)
     }
 
+    func testAppendsStoreTheirListDirectoryBeforeAnythingElseReadsIt() throws {
+        let lattice = try open()
+        let first = Owner()
+        let second = Owner()
+        try lattice.write {
+            try lattice.add(first)
+            try lattice.add(second)
+        }
+        try lattice.write {
+            for i in 0..<300 { first.nicknames.append("a\(i)") }   // the directory is left unstored
+            for i in 0..<300 { second.nicknames.append("b\(i)") }  // first's is stored, second's left
+            for i in 300..<600 { first.nicknames.append("a\(i)") }
+            first.nicknames[10] = "changed"                         // a replacement keeps it unstored
+            XCTAssertEqual(first.nicknames.count, 600)
+            XCTAssertEqual(second.nicknames.count, 300)
+            XCTAssertEqual(lattice.verify(), [], "verify() inside the write stores it first")
+            first.nicknames.append("last")
+        }
+        let reopened = try open()
+        let lists = reopened.objects(Owner.self).map { Array($0.nicknames) }.sorted { $0.count > $1.count }
+        var expected = (0..<600).map { "a\($0)" } + ["last"]
+        expected[10] = "changed"
+        XCTAssertEqual(lists[0], expected)
+        XCTAssertEqual(lists[1], (0..<300).map { "b\($0)" })
+        XCTAssertEqual(reopened.verify(), [])
+        // A cancelled write leaves nothing of its appends, and the next write does not store them.
+        try lattice.beginWrite()
+        for i in 0..<50 { second.nicknames.append("x\(i)") }
+        lattice.cancelWrite()
+        try lattice.write { first.nicknames.remove(at: 0) }
+        XCTAssertEqual(try open().objects(Owner.self).map { $0.nicknames.count }.sorted(), [300, 600])
+        // Appends then deleting everything in the same write.
+        try lattice.write {
+            for i in 0..<10 { first.nicknames.append("y\(i)") }
+            try lattice.deleteAll()
+        }
+        XCTAssertEqual(try open().objects(Owner.self).count, 0)
+        XCTAssertEqual(lattice.verify(), [])
+    }
+
     func testBacklinkCountsFollowEveryKindOfLink() throws {
         let lattice = try open()
         let target = Pet()

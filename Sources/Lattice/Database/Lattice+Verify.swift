@@ -43,6 +43,7 @@ extension Lattice {
     public func verify() -> [IntegrityProblem] {
         var check = IntegrityCheck()
         do {
+            try writer?.storeListDirectory()  // inside a write: walk the List tables as they are
             let txn = try readTransaction()
             let classes = classesByName.values.sorted { $0.name < $1.name }
             for info in classes { check.records(info, txn, self) }

@@ -4,7 +4,8 @@
 extension Lattice {
     /// Every entry of `table` (all duplicates of a sorted-duplicates table), copied out of the map.
     func allEntries(_ table: Table) throws -> [(key: [UInt8], value: [UInt8])] {
-        try readTransaction().withCursor(table) { cursor in
+        try writer?.storeListDirectory()  // the table as it is, with no directory left unstored
+        return try readTransaction().withCursor(table) { cursor in
             var out: [(key: [UInt8], value: [UInt8])] = []
             var entry = try cursor.first()
             while let e = entry {
@@ -45,6 +46,7 @@ extension Lattice {
 
     /// Empties a table the migrated schema no longer uses (or an index about to be rebuilt).
     func emptyTable(_ table: Table) throws {
+        try writer?.storeListDirectory()
         try writer?.txn.drop(table)
         didChange()
     }

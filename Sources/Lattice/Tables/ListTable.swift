@@ -253,11 +253,18 @@ struct ListTable {
         directory.replaceChunks(position..<position + 1, with: entries)
     }
 
-    /// Inserts payloads before entry `index` (`index == count` appends).
-    func insert(_ txn: Transaction, _ payloads: [[UInt8]], at index: Int, directory: inout Directory) throws {
-        guard !payloads.isEmpty else { return }
+    /// Stores `directory` (deletes it when the list is empty).
+    func store(_ txn: Transaction, _ directory: inout Directory) throws { try writeDirectory(txn, &directory) }
+
+    /// Inserts payloads before entry `index` (`index == count` appends). Returns whether the directory
+    /// was stored: an append to the last chunk leaves it to the caller unless `storingDirectory`.
+    @discardableResult
+    func insert(_ txn: Transaction, _ payloads: [[UInt8]], at index: Int, directory: inout Directory,
+                storingDirectory: Bool = true) throws -> Bool {
+        guard !payloads.isEmpty else { return true }
         if index == directory.total, !directory.chunks.isEmpty, try appendToLastChunk(txn, &directory, payloads) {
-            return try writeDirectory(txn, &directory)
+            if storingDirectory { try writeDirectory(txn, &directory) }
+            return storingDirectory
         }
         let (position, offset) = directory.locate(index)
         if position < 0 || (offset == directory.chunks[position].count && offset >= ListTable.chunkCapacity) {
@@ -273,6 +280,7 @@ struct ListTable {
             try store(txn, chunk, at: position, id: directory.chunks[position].id, in: &directory)
         }
         try writeDirectory(txn, &directory)
+        return true
     }
 
     /// Appends `payloads` to the last chunk when they fit in it, copying its offsets and payloads as they
