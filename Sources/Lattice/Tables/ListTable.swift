@@ -7,7 +7,8 @@
 /// per view and locates a chunk by binary search); inserting, replacing or removing one entry rewrites
 /// one chunk and the directory, working on the chunk's bytes (never one array per entry). An append
 /// that fits the last chunk copies its bytes and offsets as they are and patches the directory's last
-/// entry: O(256) work, whatever the length of the list.
+/// entry, leaving the directory for the caller to store (once per write transaction): O(256) work,
+/// whatever the length of the list.
 ///
 /// Operations take the directory the caller decoded (callers cache it per view of the file) and update
 /// it in place when they change it.
