@@ -25,10 +25,9 @@ extension Lattice {
     /// `listDirectory`, taken out of the cache: a write changing it then changes the only copy (no copy
     /// of its arrays on the first change), and caches it again (`cacheListDirectory`).
     ///
-    /// The directory appends left unstored is taken too when it is this list's; another list's is stored
-    /// first, so that at most one is ever unstored.
-    /// `unstored` tells that the directory taken is not stored yet: the caller stores it or leaves it
-    /// unstored again (`WriteContext.unstoredList`).
+    /// The directory appends left unstored (`WriteContext.unstoredList`) is taken too when it is this
+    /// list's, with `unstored` true: the caller stores it or leaves it unstored again. Another list's is
+    /// stored first, so that at most one is ever unstored.
     func takeListDirectory(_ property: PropertyInfo, owner: Int64) throws -> (directory: ListTable.Directory, unstored: Bool) {
         if let write = writer, let unstored = write.unstoredList {
             if unstored.table == property.collectionTable!, unstored.owner == owner {

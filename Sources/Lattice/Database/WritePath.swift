@@ -307,7 +307,7 @@ extension Lattice {
     func listInsert(_ property: PropertyInfo, owner: Int64, _ payloads: [[UInt8]], at index: Int) throws {
         guard !payloads.isEmpty else { return }
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var (directory, _) = try takeListDirectory(property, owner: owner)
+        var directory = try takeListDirectory(property, owner: owner).directory
         // An append to the last chunk leaves the directory unstored (stored before the commit); any other
         // insert stores it.
         if try !table.insert(write.txn, payloads, at: index, directory: &directory, storingDirectory: false) {
@@ -322,7 +322,7 @@ extension Lattice {
     func listRemove(_ property: PropertyInfo, owner: Int64, _ range: Range<Int>, updatingLinks: Bool = true) throws -> [[UInt8]] {
         guard !range.isEmpty else { return [] }
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var (directory, _) = try takeListDirectory(property, owner: owner)
+        var directory = try takeListDirectory(property, owner: owner).directory
         let removed = try table.remove(write.txn, range, directory: &directory)  // stores the directory
         listChanged(property, owner: owner, directory, directory.chunks.isEmpty ? .clear : .remove(range))
         if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: removed) }
@@ -332,10 +332,11 @@ extension Lattice {
     /// Replaces entry `index` of a List.
     func listReplace(_ property: PropertyInfo, owner: Int64, at index: Int, with payload: [UInt8]) throws {
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var (directory, unstored) = try takeListDirectory(property, owner: owner)
+        let taken = try takeListDirectory(property, owner: owner)
+        var directory = taken.directory
         let old = try table.replace(write.txn, at: index, with: payload, in: &directory)
         // A replacement stores the directory only when the chunk splits.
-        if unstored { write.unstoredList = (property.collectionTable!, owner, directory) }
+        if taken.unstored { write.unstoredList = (property.collectionTable!, owner, directory) }
         listChanged(property, owner: owner, directory, .set(index))
         try elementsChanged(property, owner: owner, added: [payload], removed: [old])
     }
