@@ -36,6 +36,7 @@ let package = Package(
         .testTarget(
             name: "LatticeTests",
             dependencies: ["Lattice", "LatticeTestHelper", "CLMDB"],
+            exclude: ["Fixtures"],  // files the tests open by path
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

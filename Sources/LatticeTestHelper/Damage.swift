@@ -8,6 +8,8 @@
 //       objects and queries ("backlinks", "queries": found through backlink and index tables). Prints one
 //       digest line per part (every line too with LATTICE_DAMAGE_FULL=1). A thrown LatticeError prints
 //       "error <description>" and exits with status 3.
+//   damage-list <file> <owner id>
+//       Opens the file read-only and prints the code of every pet of one owner, looping over its List.
 //   damage-verify <file>
 //       Opens the file read-only and prints "problems <n>" (the number `verify()` lists), then each one.
 //   open <file> <ro|rw>
@@ -226,6 +228,15 @@ private func runDamageCommand(_ command: String, _ path: String, _ arguments: [S
     case "damage-read":
         reportCrashFrames()
         try damageRead(path)
+    case "damage-list":
+        // The pets of one owner, by a `for … in` loop over its List.
+        reportCrashFrames()
+        let lattice = try damageLattice(path, readOnly: true)
+        if let owner = lattice.object(ofType: DamageOwner.self, forPrimaryKey: integer(3)) {
+            for pet in owner.pets { say(pet.code) }
+        } else {
+            say("no owner")
+        }
     case "damage-verify":
         reportCrashFrames()
         let problems = try damageLattice(path, readOnly: true).verify()

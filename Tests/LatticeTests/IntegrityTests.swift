@@ -4,7 +4,7 @@ import XCTest
 @testable import Lattice
 
 /// Truncated, foreign and damaged files: typed errors with clear messages, no stray lock files, checksums
-/// verified on every read, `verify()`, and format-1 files read as they are.
+/// verified on every read, `verify()`, and format-1 files upgraded without checksums being added.
 final class IntegrityTests: XCTestCase {
     // MARK: Truncated files
 
@@ -213,6 +213,19 @@ final class IntegrityTests: XCTestCase {
         XCTAssertTrue(verify.stdout.hasPrefix("problems 1\ndamagedValue in o:DamageOwner: the value under object key 13"), verify.stdout)
     }
 
+    func testALoopOverAListWithALinkToAMissingObjectStopsWithAClearMessage() throws {
+        let db = makeTempDatabase("integrity")
+        try buildFixture(db.path, owners: 30)  // owner 3's pets: pet-3, pet-2, pet-1 (object keys 4, 3, 2)
+        let before = try ChildRun(["damage-list", db.path, "3"])
+        XCTAssertEqual(before.stdout, "pet-3\npet-2\npet-1\n", "\(before)")
+        // Remove pet-2's record behind Lattice's back: the list still names it.
+        try RawLMDB.withWrite(db.path) { txn in try RawLMDB.delete(txn, database: "o:DamagePet", key: objectKey(3)) }
+        let run = try ChildRun(["damage-list", db.path, "3"])
+        XCTAssertTrue(run.crashed, "\(run)")
+        XCTAssertEqual(run.stdout, "pet-3\n", "the objects before it are read")
+        XCTAssertTrue(run.stderr.contains("a link names 'DamagePet' object key 3, which does not exist."), run.stderr)
+    }
+
     // MARK: verify()
 
     func testVerifyFindsNothingInAHealthyFile() throws {
@@ -240,11 +253,11 @@ final class IntegrityTests: XCTestCase {
             var ageKey: [UInt8] = []
             KeyCodec.appendInt(10, to: &ageKey)
             try RawLMDB.deleteDuplicate(txn, database: "i:DamageOwner.age", key: ageKey, value: owner100)
-            var entry: [UInt8] = []
-            withUnsafeBytes(of: linkID.bigEndian) { entry.append(contentsOf: $0) }
-            entry += owner100
-            withUnsafeBytes(of: UInt32(5).bigEndian) { entry.append(contentsOf: $0) }
-            try RawLMDB.put(txn, database: "b:DamagePet", key: objectKey(1), value: entry, dupSort: true)
+            // Five links from owner 100 through `best`: five values, numbered 0 to 4.
+            for ordinal in 0..<5 {
+                try RawLMDB.put(txn, database: "b:DamagePet", key: BacklinkTable.key(1, linkID),
+                                value: BacklinkTable.value(100, UInt32(ordinal)), dupSort: true)
+            }
             try RawLMDB.delete(txn, database: "l:DamageOwner.tags", key: owner100 + [0, 0, 0, 1])
         }
         let fresh = try Lattice(configuration: .init(fileURL: db.url, readOnly: true, objectTypes: [DamageOwner.self, DamagePet.self]))
@@ -256,6 +269,22 @@ final class IntegrityTests: XCTestCase {
         XCTAssertEqual(problems[2].detail, "object key 1 counts 5 links from object key 100, the source holds 0.")
     }
 
+    func testVerifyReportsBacklinkValuesOutOfSequence() throws {
+        let db = makeTempDatabase("integrity")
+        try buildFixture(db.path, owners: 30)
+        // Owner 3 links to pet-2 (object key 3) once through `pets`: its value is number 0. Add number 2
+        // (number 1 missing) behind Lattice's back.
+        let key = BacklinkTable.key(3, FileLayout.linkID("DamageOwner", "pets"))
+        try RawLMDB.withWrite(db.path) { txn in
+            try RawLMDB.put(txn, database: "b:DamagePet", key: key, value: BacklinkTable.value(3, 2), dupSort: true)
+        }
+        let lattice = try Lattice(configuration: .init(fileURL: db.url, readOnly: true, objectTypes: [DamageOwner.self, DamagePet.self]))
+        let problems = lattice.verify()
+        XCTAssertEqual(problems.map(\.kind), [.staleBacklink, .staleBacklink], "\(problems)")
+        XCTAssertEqual(problems.first?.detail, "object key 3 has link number 2 from object key 3 where number 1 was expected.")
+        XCTAssertEqual(problems.last?.detail, "object key 3 counts 2 links from object key 3, the source holds 1.")
+    }
+
     // MARK: Format 1
 
     func testFormatOneFilesAreReadAndWrittenWithoutChecksums() throws {
@@ -264,9 +293,18 @@ final class IntegrityTests: XCTestCase {
         let before = try ChildRun(["damage-read", db.path])
         XCTAssertEqual(before.status, 0, "\(before)")
         try convertToFormatOne(db.path)
+        // Read-only, a format-1 file cannot be upgraded: the open fails and leaves the file as it is.
+        let readOnly = try ChildRun(["damage-read", db.path])
+        XCTAssertEqual(readOnly.status, 3, "\(readOnly)")
+        XCTAssertTrue(readOnly.stdout.contains("upgrading it from file format 1"), readOnly.stdout)
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [1, 0, 0, 0])
+        // A read-write open upgrades it to format 3 (backlinks keyed by link property, values still without
+        // checksums), which reads the same.
+        do { _ = try Lattice(configuration: .init(fileURL: db.url, objectTypes: [DamageOwner.self, DamagePet.self])) }
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [3, 0, 0, 0])
         let after = try ChildRun(["damage-read", db.path])
-        XCTAssertEqual(after.stdout, before.stdout, "a format-1 file reads the same")
-        // Writing to it keeps format 1: no checksum is added, so older versions still read it.
+        XCTAssertEqual(after.stdout, before.stdout, "a format-1 file reads the same once upgraded")
+        // Writing to it adds no checksum.
         do {
             let lattice = try Lattice(configuration: .init(fileURL: db.url, objectTypes: [DamageOwner.self, DamagePet.self]))
             try lattice.write {
@@ -277,7 +315,7 @@ final class IntegrityTests: XCTestCase {
             }
             XCTAssertEqual(lattice.verify(), [])
         }
-        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [1, 0, 0, 0])
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [3, 0, 0, 0])
         let record = try XCTUnwrap(try RawLMDB.get(db.path, database: "o:DamageOwner", key: objectKey(5000)))
         // Header, creation stamp (a small transaction id: 1 byte), count, 10 one-byte ends; payloads: id 5000
         // (2 bytes), "new", age (1), score (8). No checksum.
@@ -296,11 +334,11 @@ final class IntegrityTests: XCTestCase {
             let lattice = try Lattice(configuration: config)
             XCTAssertEqual(lattice.objects(DamageOwner.self).filter { $0.note == "migrated" }.count, 49)
         }
-        // The migration stored the new schema version without a checksum and kept the format.
-        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [1, 0, 0, 0])
+        // The migration stored the new schema version without a checksum; the format is the unsealed 3.
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), [3, 0, 0, 0])
         XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "schemaVersion"), [1, 0, 0, 0, 0, 0, 0, 0])
 
-        // Notifications read the change log another handle writes (unsealed in format 1). No raw LMDB
+        // Notifications read the change log another handle writes (unsealed in format 3). No raw LMDB
         // access from here on: the notifier keeps the file open in this process.
         let lattice = try Lattice(configuration: config)
         var counts: [Int] = []
@@ -319,7 +357,7 @@ final class IntegrityTests: XCTestCase {
         XCTAssertEqual(counts, [49, 50])
         token.invalidate()
         XCTAssertEqual(lattice.verify(), [])
-        // Format 1 reads values as stored: an entry with a checksum would be 4 bytes longer than its encoding.
+        // Format 3 reads values as stored: an entry with a checksum would be 4 bytes longer than its encoding.
         let table = try XCTUnwrap(try lattice.changeLogTable())
         let lengths = try lattice.readTransaction().withCursor(table) { cursor in
             var out: [(stored: Int, encoded: Int)] = []
@@ -336,12 +374,33 @@ final class IntegrityTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// Turns the file into what format 1 wrote: the same values without their checksums.
+    /// Turns the file into what format 1 wrote: the same values without their checksums, backlinks by target.
     private func convertToFormatOne(_ path: String) throws {
         try RawLMDB.withWrite(path) { txn in
             for name in try RawLMDB.databaseNames(txn) where SealedTables().seals(name) {
                 for (key, value) in try RawLMDB.entries(txn, database: name) {
                     try RawLMDB.put(txn, database: name, key: key, value: Array(value.dropLast(4)), dupSort: false)
+                }
+            }
+        }
+        // Backlinks as formats 1 and 2 keyed them: by target alone, each value `[link id][source][u32 count]`.
+        try RawLMDB.withWrite(path) { txn in
+            for name in try RawLMDB.databaseNames(txn) where name.hasPrefix("b:") {
+                let entries = try RawLMDB.entries(txn, database: name)
+                var grouped: [(target: [UInt8], link: [UInt8], count: UInt32)] = []
+                for (key, value) in entries {
+                    let target = Array(key[0..<8])
+                    let link = Array(key[8..<12]) + Array(value[0..<8])
+                    if let last = grouped.last, last.target == target, last.link == link {
+                        grouped[grouped.count - 1].count += 1
+                    } else {
+                        grouped.append((target, link, 1))
+                    }
+                }
+                for key in Set(entries.map(\.key)) { try RawLMDB.delete(txn, database: name, key: key) }
+                for entry in grouped {
+                    let value = entry.link + withUnsafeBytes(of: entry.count.bigEndian) { Array($0) }
+                    try RawLMDB.put(txn, database: name, key: entry.target, value: value, dupSort: true)
                 }
             }
         }

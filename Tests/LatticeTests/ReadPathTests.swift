@@ -316,4 +316,135 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(all.count, 699)
         XCTAssertEqual(all[0].name, "renamed 1")
     }
+
+    func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        let owner = Owner()
+        let loved = Pet()
+        loved.name = "loved"
+        try lattice.write {
+            try lattice.add(owner)
+            try lattice.add(loved)
+            for i in 0..<700 {
+                let pet = Pet()
+                pet.name = "pet \(i)"
+                pet.age = i
+                owner.dogs.append(pet)
+                if i % 7 == 0 { owner.dogs.append(pet) }  // some twice
+                let fan = Owner()
+                fan.name = "fan \(i)"
+                fan.best = loved
+                try lattice.add(fan)
+            }
+        }
+        let expectedDogs = (0..<700).flatMap { $0 % 7 == 0 ? ["pet \($0)", "pet \($0)"] : ["pet \($0)"] }
+        let dogs = owner.dogs
+        XCTAssertEqual(dogs.map(\.name), expectedDogs)
+        var looped: [String] = []
+        for dog in dogs { looped.append(dog.name) }
+        XCTAssertEqual(looped, expectedDogs)
+        XCTAssertEqual((0..<dogs.count).map { dogs[$0].name }, expectedDogs)
+        XCTAssertEqual((0..<dogs.count).reversed().map { dogs[$0].name }, expectedDogs.reversed())
+        XCTAssertEqual(dogs.prefix(10).map(\.name), Array(expectedDogs.prefix(10)))
+        XCTAssertEqual(dogs.first?.name, "pet 0")
+        XCTAssertEqual(dogs.last?.name, "pet 699")
+        // Objects kept by the caller are never handed out again for another entry.
+        let kept = Array(dogs)
+        XCTAssertEqual(kept.map(\.name), expectedDogs)
+        XCTAssertEqual(Set(kept.map(ObjectIdentifier.init)).count, kept.count)
+        let mapped = dogs.map { $0 }
+        XCTAssertEqual(mapped.map(\.name), expectedDogs)
+
+        let fans = loved.fans
+        let expectedFans = (0..<700).map { "fan \($0)" }
+        XCTAssertEqual(fans.count, 700)
+        XCTAssertEqual(fans.map(\.name), expectedFans)
+        looped = []
+        for fan in fans { looped.append(fan.name) }
+        XCTAssertEqual(looped, expectedFans)
+        XCTAssertEqual((0..<fans.count).map { fans[$0].name }, expectedFans)
+        XCTAssertEqual((0..<fans.count).reversed().map { fans[$0].name }, expectedFans.reversed())
+        XCTAssertEqual(Set(Array(fans).map(ObjectIdentifier.init)).count, 700)
+
+        // Writes between reads: each read sees the current state.
+        try lattice.write {
+            dogs[3].name = "renamed"
+            XCTAssertEqual(dogs[3].name, "renamed")
+            dogs.remove(at: 0)
+            XCTAssertEqual(dogs[2].name, "renamed")
+            try lattice.delete(fans[0])
+            XCTAssertEqual(fans.count, 699)
+            XCTAssertEqual(fans[0].name, "fan 1")
+        }
+        XCTAssertEqual(dogs.count, expectedDogs.count - 1)
+        XCTAssertEqual(Array(fans).count, 699)
+    }
+
+    func testFirstAndLastOfResults() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([FixtureItem.self])
+        let all = lattice.objects(FixtureItem.self)
+        XCTAssertNil(all.first)
+        XCTAssertNil(all.last)
+        try lattice.write {
+            for id in [5, 1, 9, 3] { try lattice.create(FixtureItem.self, value: ["id": id, "name": "item \(id)", "rank": id]) }
+            // Inside the write, the objects just added.
+            XCTAssertEqual(lattice.objects(FixtureItem.self).first?.name, "item 1")
+            XCTAssertEqual(lattice.objects(FixtureItem.self).last?.name, "item 9")
+        }
+        XCTAssertEqual(lattice.objects(FixtureItem.self).first?.id, 1)
+        XCTAssertEqual(lattice.objects(FixtureItem.self).last?.id, 9)
+        XCTAssertEqual(try all.filter("rank < 5").last?.id, 3)
+        XCTAssertEqual(try all.sorted(byKeyPath: "rank", ascending: false).first?.id, 9)
+        try lattice.write { try lattice.delete(try XCTUnwrap(all.first)) }
+        XCTAssertEqual(all.first?.id, 3)
+        XCTAssertEqual(all.first?.name, "item 3")
+    }
+
+    func testLoopsOverListsAndLinkingObjectsPassOverObjectsDeletedDuringTheLoop() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        let owner = Owner()
+        let loved = Pet()
+        try lattice.write {
+            try lattice.add(owner)
+            try lattice.add(loved)
+            for i in 0..<600 {
+                let pet = Pet()
+                pet.name = "pet \(i)"
+                owner.dogs.append(pet)
+                let fan = Owner()
+                fan.name = "fan \(i)"
+                fan.best = loved
+                try lattice.add(fan)
+            }
+        }
+        var seen: [String] = []
+        try lattice.write {
+            for dog in owner.dogs {
+                seen.append(dog.name)
+                // Delete the next two pets: the loop, walking the list as it began, passes over them.
+                let i = Int(dog.name.dropFirst(4))!
+                if i % 10 == 0 {
+                    for pet in lattice.objects(Pet.self) where pet.name == "pet \(i + 1)" || pet.name == "pet \(i + 2)" {
+                        try lattice.delete(pet)
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(seen, (0..<600).filter { $0 % 10 != 1 && $0 % 10 != 2 }.map { "pet \($0)" })
+        XCTAssertEqual(owner.dogs.count, 480)
+        seen = []
+        try lattice.write {
+            for fan in loved.fans {
+                seen.append(fan.name)
+                if fan.name == "fan 100" {
+                    for other in lattice.objects(Owner.self) where other.name == "fan 101" { try lattice.delete(other) }
+                }
+            }
+        }
+        XCTAssertEqual(seen, (0..<600).filter { $0 != 101 }.map { "fan \($0)" })
+        XCTAssertEqual(loved.fans.count, 599)
+    }
 }

@@ -315,6 +315,146 @@ final class RelationshipTests: XCTestCase {
         XCTAssertTrue(lattice.objects(Owner.self).allSatisfy { $0.best == nil })
     }
 
+    func testListEditsMatchAnArrayAcrossChunksAndReopening() throws {
+        let lattice = try open()
+        let owner = Owner()
+        try lattice.write { try lattice.add(owner) }
+        var model: [String] = []
+        var rng = SystemRandomNumberGenerator()
+        // Rounds of edits anywhere in a list that grows past many chunks; some entries are large (kilobytes),
+        // so chunks also split by size.
+        for round in 0..<8 {
+            try lattice.write {
+                for step in 0..<400 {
+                    let value = step % 97 == 0 ? String(repeating: "x", count: 3_000 + step) : "r\(round)s\(step)"
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0..<4:
+                        owner.nicknames.append(value)
+                        model.append(value)
+                    case 4..<6:
+                        let i = Int.random(in: 0...model.count, using: &rng)
+                        owner.nicknames.insert(value, at: i)
+                        model.insert(value, at: i)
+                    case 6..<8 where !model.isEmpty:
+                        let i = Int.random(in: 0..<model.count, using: &rng)
+                        owner.nicknames[i] = value
+                        model[i] = value
+                    case 8 where !model.isEmpty:
+                        let i = Int.random(in: 0..<model.count, using: &rng)
+                        let n = min(model.count - i, Int.random(in: 1...300, using: &rng))
+                        owner.nicknames.removeSubrange(i..<i + n)
+                        model.removeSubrange(i..<i + n)
+                    default:
+                        let values = (0..<Int.random(in: 1...600, using: &rng)).map { "\(value)-\($0)" }
+                        owner.nicknames.append(contentsOf: values)
+                        model.append(contentsOf: values)
+                    }
+                    XCTAssertEqual(owner.nicknames.count, model.count)
+                }
+            }
+            XCTAssertEqual(Array(owner.nicknames), model, "round \(round)")
+            for _ in 0..<50 where !model.isEmpty {
+                let i = Int.random(in: 0..<model.count, using: &rng)
+                XCTAssertEqual(owner.nicknames[i], model[i])
+            }
+        }
+        XCTAssertEqual(lattice.verify(), [])
+        let reopened = try open()
+        XCTAssertEqual(Array(try XCTUnwrap(reopened.objects(Owner.self).first).nicknames), model)
+    }
+
+    func testAppendsStoreTheirListDirectoryBeforeAnythingElseReadsIt() throws {
+        let lattice = try open()
+        let first = Owner()
+        let second = Owner()
+        try lattice.write {
+            try lattice.add(first)
+            try lattice.add(second)
+        }
+        try lattice.write {
+            for i in 0..<300 { first.nicknames.append("a\(i)") }   // the directory is left unstored
+            for i in 0..<300 { second.nicknames.append("b\(i)") }  // first's is stored, second's left
+            for i in 300..<600 { first.nicknames.append("a\(i)") }
+            first.nicknames[10] = "changed"                         // a replacement keeps it unstored
+            XCTAssertEqual(first.nicknames.count, 600)
+            XCTAssertEqual(second.nicknames.count, 300)
+            XCTAssertEqual(lattice.verify(), [], "verify() inside the write stores it first")
+            first.nicknames.append("last")
+        }
+        let reopened = try open()
+        let lists = reopened.objects(Owner.self).map { Array($0.nicknames) }.sorted { $0.count > $1.count }
+        var expected = (0..<600).map { "a\($0)" } + ["last"]
+        expected[10] = "changed"
+        XCTAssertEqual(lists[0], expected)
+        XCTAssertEqual(lists[1], (0..<300).map { "b\($0)" })
+        XCTAssertEqual(reopened.verify(), [])
+        // A cancelled write leaves nothing of its appends, and the next write does not store them.
+        try lattice.beginWrite()
+        for i in 0..<50 { second.nicknames.append("x\(i)") }
+        lattice.cancelWrite()
+        try lattice.write { first.nicknames.remove(at: 0) }
+        XCTAssertEqual(try open().objects(Owner.self).map { $0.nicknames.count }.sorted(), [300, 600])
+        // Appends then deleting everything in the same write.
+        try lattice.write {
+            for i in 0..<10 { first.nicknames.append("y\(i)") }
+            try lattice.deleteAll()
+        }
+        XCTAssertEqual(try open().objects(Owner.self).count, 0)
+        XCTAssertEqual(lattice.verify(), [])
+    }
+
+    func testBacklinkCountsFollowEveryKindOfLink() throws {
+        let lattice = try open()
+        let target = Pet()
+        let other = Pet()
+        var owners: [Owner] = []
+        try lattice.write {
+            try lattice.add(target)
+            try lattice.add(other)
+            for i in 0..<300 {
+                let o = Owner()
+                o.name = "o\(i)"
+                try lattice.add(o)
+                owners.append(o)
+            }
+        }
+        var walkers = 0
+        var fans = 0
+        try lattice.write {
+            for (i, o) in owners.enumerated() {
+                // Up to three links from one list, some to another pet in between.
+                for _ in 0..<(i % 4) { o.dogs.append(target); o.dogs.append(other); walkers += 1 }
+                if i % 3 == 0 { o.best = target; fans += 1 }
+            }
+        }
+        XCTAssertEqual(target.walkers.count, walkers)
+        XCTAssertEqual(Array(target.walkers).count, walkers)
+        XCTAssertEqual(target.fans.count, fans)
+        try lattice.write {
+            for o in owners.prefix(100) {
+                if let i = o.dogs.index(of: target) { o.dogs.remove(at: i); walkers -= 1 }
+                if o.best != nil { o.best = other; fans -= 1 }
+            }
+            for o in owners.suffix(50) {
+                walkers -= o.dogs.filter { $0.isSameObject(as: target) }.count
+                if o.best != nil { fans -= 1 }
+                try lattice.delete(o)
+            }
+        }
+        XCTAssertEqual(target.walkers.count, walkers)
+        XCTAssertEqual(target.walkers.map(\.name).count, walkers)
+        XCTAssertEqual(target.fans.count, fans)
+        XCTAssertEqual(other.fans.count, owners.prefix(100).filter { $0.best != nil }.count)
+        XCTAssertEqual(lattice.verify(), [])
+        let reopened = try open()
+        let pets = reopened.objects(Pet.self).sorted { $0.walkers.count > $1.walkers.count }
+        XCTAssertEqual(pets.map { $0.walkers.count }.max(), max(walkers, other.walkers.count))
+        // Deleting the target removes every entry naming it: the counts go with it.
+        try lattice.write { try lattice.delete(target) }
+        XCTAssertTrue(lattice.objects(Owner.self).allSatisfy { $0.best == nil || $0.best!.isSameObject(as: other) })
+        XCTAssertEqual(lattice.verify(), [])
+    }
+
     func testMutableSet() throws {
         let lattice = try open()
         let owner = Owner()

@@ -12,7 +12,18 @@ struct StepStats: Codable {
     let note: String?
 }
 
-/// One issue-5 target and whether this run met it.
+/// Figures of the extra scenarios that targets judge, and the start's medians to compare with.
+struct ExtraFigures {
+    var iterateRSSMB: Double?
+    var coldGigabyteSeconds: Double?
+    var listAppendMicroseconds: Double?
+    var backlinkCountMicroseconds: Double?
+    var readPaths: [ReadPathScenario.Row] = []
+    /// Lattice's median per step (by `Step` raw value) in the run given with `--baseline`.
+    var baseline: [String: Double]?
+}
+
+/// One target and whether this run met it.
 struct TargetResult: Codable {
     let target: String
     let value: Double
@@ -40,6 +51,7 @@ struct Output: Codable {
     let peakRSSKB: [String: Int]
     let processPeakRSSKB: Int
     let extras: [ExtraResult]
+    let readPaths: [ReadPathScenario.Row]?
     let pending: [String]
 }
 
@@ -80,16 +92,17 @@ struct Report {
 
     /// Comparable steps: Lattice step, LMDB step, GRDB steps that may stand in, LMDB bound, GRDB factor.
     var comparisons: [(name: String, step: Step, grdb: [Step], lmdbBound: Double, grdbFactor: Double)] {
-        [("insert", .insert, [.insert], 2, 3),
-         ("get-by-id", .get, [.get, .getCached], 2, 3),
-         ("scan-all", .scan, [.scan], 3, 3),
-         ("query-indexed", .queryIndexed, [.queryIndexed], 2, 3),
+        [("insert", .insert, [.insert], 1.3, 3),
+         ("get-by-id", .get, [.get, .getCached], 1.3, 3),
+         ("scan-all", .scan, [.scan], 2.5, 3),
+         ("query-indexed", .queryIndexed, [.queryIndexed], 1.3, 3),
          ("query-range", .queryRange, [.queryRange], 2, 3),
-         ("update", .update, [.update, .updateCached], 2, 2),
-         ("delete", .delete, [.delete], 2, 2)]
+         ("update", .update, [.update, .updateCached], 1.3, 2),
+         ("delete", .delete, [.delete], 1.3, 2)]
     }
 
-    func summaryAndTargets(iterateRSSMB: Double?) -> ([[String: String]], [TargetResult]) {
+    func summaryAndTargets(_ extra: ExtraFigures) -> ([[String: String]], [TargetResult]) {
+        let iterateRSSMB = extra.iterateRSSMB
         var rows: [[String: String]] = []
         var targets: [TargetResult] = []
         func f(_ x: Double?) -> String { x.map { String(format: "%.4f", $0) } ?? "-" }
@@ -141,10 +154,36 @@ struct Report {
             targets.append(TargetResult(target: "iterate 1,000,000 objects, one property: peak RSS (MB)", value: iterateRSSMB,
                                         threshold: "< 100", met: iterateRSSMB < 100, note: "child process VmHWM"))
         }
+        if let us = extra.backlinkCountMicroseconds {
+            targets.append(TargetResult(target: "backlink count of 10,000 links (µs)", value: us, threshold: "< 10",
+                                        met: us < 10, note: "LinkingObjects.count in a 1,000,000-object file"))
+        }
+        if let us = extra.listAppendMicroseconds {
+            targets.append(TargetResult(target: "List append to 100,000 entries (µs per append)", value: us, threshold: "< 2",
+                                        met: us < 2, note: "one at a time, in one write"))
+        }
+        if let seconds = extra.coldGigabyteSeconds {
+            targets.append(TargetResult(target: "cold start, 1 GB file: open + first indexed query (ms)", value: seconds * 1000,
+                                        threshold: "< 10", met: seconds < 0.010, note: "fresh process"))
+        }
+        if !extra.readPaths.isEmpty {
+            let met = extra.readPaths.filter(\.met).count
+            let worst = extra.readPaths.max { $0.ratio < $1.ratio }!
+            targets.append(TargetResult(target: "read paths within \(ReadPathScenario.bound)x of the fastest (paths met)", value: Double(met),
+                                        threshold: "= \(extra.readPaths.count)", met: met == extra.readPaths.count,
+                                        note: String(format: "worst: %@ over %@, %.2fx (table above)", worst.path, worst.collection, worst.ratio)))
+        }
+        if let baseline = extra.baseline, let lattice {
+            for step in Step.allCases {
+                guard let now = med(lattice, step), let before = baseline[step.rawValue] else { continue }
+                targets.append(TargetResult(target: "no regression: \(step.rawValue), now/start", value: now / before, threshold: "<= 1.05",
+                                            met: now / before <= 1.05, note: String(format: "start %.4f s", before)))
+            }
+        }
         return (rows, targets)
     }
 
-    func printTables(iterateRSSMB: Double?) {
+    func printTables(_ extra: ExtraFigures) {
         print("\n== Per step (seconds: median [min–max], µs/op) ==")
         let names = series.map(\.name)
         for step in Step.allCases {
@@ -159,7 +198,8 @@ struct Report {
             cells.forEach { print($0) }
         }
         _ = names
-        let (rows, targets) = summaryAndTargets(iterateRSSMB: iterateRSSMB)
+        if !extra.readPaths.isEmpty { ReadPathScenario.printTable(extra.readPaths) }
+        let (rows, targets) = summaryAndTargets(extra)
         print("\n== Summary (medians, seconds) ==")
         let header = ["step", "lmdb", "grdbFastest", "grdbVariant", "lattice", "lattice/lmdb", "grdb/lattice"]
         let widths = [24, 9, 11, 26, 9, 12, 12]

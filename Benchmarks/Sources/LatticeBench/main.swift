@@ -30,6 +30,16 @@ if let path = option("--list-only") {
     print(try RelationshipScenarios.list(path))
     exit(0)
 }
+if let path = option("--cold-gigabyte-child") {
+    try Extras.coldGigabyteChild(path)
+    exit(0)
+}
+if let path = option("--read-paths-only") {
+    let count = option("--n").flatMap(Int.init) ?? 100_000
+    let rows = try ReadPathScenario.run(path, people: WorkloadData(n: count).people.prefix(count))
+    ReadPathScenario.printTable(rows)
+    exit(0)
+}
 if let i = args.firstIndex(of: "--notify-child"), i + 2 < args.count {
     try NotificationScenarios.child(args[i + 1], commits: Int(args[i + 2]) ?? 1_000)
     exit(0)
@@ -138,6 +148,10 @@ if engines.contains("lattice") && engines.contains("lattice-encrypted") {
 
 var extraResults: [ExtraResult] = []
 var iterateRSSMB: Double?
+var coldGigabyteSeconds: Double?
+var listAppendMicroseconds: Double?
+var backlinkCountMicroseconds: Double?
+var readPathRows: [ReadPathScenario.Row] = []
 if extras && engines.contains("lattice") {
     let millionPath = base + "/million.lattice"
     let buildSeconds = try Extras.buildMillion(millionPath)
@@ -172,6 +186,19 @@ if extras && engines.contains("lattice") {
         _ = try coldRunner.runGRDB(s, ManualPerson.self, round: 0, cachedRows: false)
         coldFiles.append(("grdb", coldRunner.dir("grdb-cold", 0) + ".sqlite"))
     }
+    // Cold start on a file of more than 1 GB: open and the first indexed query, in a fresh process.
+    let gigabytePath = base + "/gigabyte.lattice"
+    let gigabyteBuild = try Extras.buildGigabyte(gigabytePath)
+    let g = try Extras.child(["--cold-gigabyte-child", gigabytePath])
+    coldGigabyteSeconds = g["firstQuery"]
+    extraResults.append(ExtraResult(scenario: "cold start, 1 GB file: open, first indexed query (age == 42: count and first object)",
+                                    values: ["openSeconds": g["open"] ?? .nan, "firstQuerySeconds": g["firstQuery"] ?? .nan,
+                                             "allMatchesSeconds": g["allMatches"] ?? .nan, "queryN": g["n"] ?? .nan,
+                                             "fileMB": (g["fileBytes"] ?? 0) / 1e6, "buildSeconds": gigabyteBuild],
+                                    note: "fresh process; allMatches also reads every match"))
+    try? FileManager.default.removeItem(atPath: gigabytePath)
+    try? FileManager.default.removeItem(atPath: gigabytePath + "-lock")
+
     for (engine, path) in coldFiles {
         let c = try Extras.child(["--cold-child", engine, path, String(id)])
         extraResults.append(ExtraResult(scenario: "cold start (\(engine)): open, first read by id, first query age == 42",
@@ -182,12 +209,18 @@ if extras && engines.contains("lattice") {
 }
 if extras && engines.contains("lattice") {
     let listPath = base + "/list.lattice"
-    extraResults.append(ExtraResult(scenario: "List<Int> of 100,000 entries: append each, read each by index, remove one",
-                                    values: try RelationshipScenarios.list(listPath), note: "Lattice only"))
+    let list = try RelationshipScenarios.list(listPath)
+    listAppendMicroseconds = list["appendSeconds"].map { $0 / 100_000 * 1e6 }
+    extraResults.append(ExtraResult(scenario: "List<Int> of 100,000 entries: append each, read each by index, insert one in the middle, remove one",
+                                    values: list, note: "Lattice only"))
     let nodesPath = base + "/nodes.lattice"
+    let backlinks = try RelationshipScenarios.backlinks(nodesPath)
+    backlinkCountMicroseconds = backlinks["countSeconds"].map { $0 * 1e6 }
     extraResults.append(ExtraResult(scenario: "backlink count: 10,000 incoming links in a 1,000,000-object file",
-                                    values: try RelationshipScenarios.backlinks(nodesPath), note: "Lattice only"))
-    for path in [listPath, nodesPath] {
+                                    values: backlinks, note: "Lattice only"))
+    let readPath = base + "/read-paths.lattice"
+    readPathRows = try ReadPathScenario.run(readPath, people: data.people.prefix(n))
+    for path in [listPath, nodesPath, readPath] {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
@@ -242,7 +275,18 @@ let pending: [String] = []
 let report = Report(n: n, series: active, lmdb: engines.contains("lmdb") ? lmdb : nil,
                     grdb: engines.contains("grdb") ? [grdbCodable, grdbManual] : [],
                     lattice: engines.contains("lattice") ? lattice : nil)
-report.printTables(iterateRSSMB: iterateRSSMB)
+// The start of the current performance work (`--baseline PATH`, default results/baseline.json when present):
+// Lattice's medians then, to check that no step regressed.
+var baseline: [String: Double]?
+let baselinePath = option("--baseline") ?? "results/baseline.json"
+if let json = FileManager.default.contents(atPath: baselinePath), let start = try? JSONDecoder().decode(Output.self, from: json) {
+    baseline = Dictionary(uniqueKeysWithValues: start.steps.filter { $0.engine == lattice.name }.map { ($0.step, $0.medianSeconds) })
+    print("baseline: \(baselinePath) (\(start.date))")
+}
+let figures = ExtraFigures(iterateRSSMB: iterateRSSMB, coldGigabyteSeconds: coldGigabyteSeconds,
+                           listAppendMicroseconds: listAppendMicroseconds, backlinkCountMicroseconds: backlinkCountMicroseconds,
+                           readPaths: readPathRows, baseline: baseline)
+report.printTables(figures)
 var processPeak = 0
 var usage = rusage()
 if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 { processPeak = usage.ru_maxrss }
@@ -265,13 +309,13 @@ if !notificationTargets.isEmpty {
 }
 print(String(format: "\ntotal %.1f s", now() - started))
 
-let (summary, targets) = report.summaryAndTargets(iterateRSSMB: iterateRSSMB)
+let (summary, targets) = report.summaryAndTargets(figures)
 let output = Output(
     date: ISO8601DateFormatter().string(from: Date()), n: n, rounds: rounds, checksums: checksums, checksumsVerified: verify,
     steps: report.allStats(), summary: summary, targets: targets + notificationTargets,
     fileSizesBytes: Dictionary(uniqueKeysWithValues: active.map { s in (s.name, s.fileSizes.mapValues { $0.max()! }) }),
     peakRSSKB: Dictionary(uniqueKeysWithValues: active.map { ($0.name, $0.peakRSSKB.max() ?? 0) }),
-    processPeakRSSKB: processPeak, extras: extraResults, pending: pending)
+    processPeakRSSKB: processPeak, extras: extraResults, readPaths: readPathRows, pending: pending)
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
 let json = try encoder.encode(output)

@@ -250,3 +250,37 @@ enum KeyCodec {
         return hash
     }
 }
+
+extension Record {
+    /// Appends `payloads` as more payloads of the record `view` (one without a stamp), into `out`: its
+    /// offsets and payloads are copied as they are, not decoded. False, with `out` unspecified, when the
+    /// payloads would exceed `maxPayloadBytes` or need wider offsets (the caller then re-assembles).
+    static func appending(_ payloads: [[UInt8]], to view: RecordView, maxPayloadBytes: Int, into out: inout [UInt8]) -> Bool {
+        let layout = view.layout
+        guard layout.stamp == 0, let base = view.bytes.baseAddress else { return false }
+        let n = layout.count
+        let width = Int(layout.width)
+        let total = n == 0 ? 0 : layout.end(n - 1, in: base)
+        // Well formed: the payloads end where the record does.
+        guard Int(layout.payloadStart) + total == Int(layout.size) else { return false }
+        let grown = payloads.reduce(total) { $0 + $1.count }
+        guard grown <= maxPayloadBytes, grown <= (width == 1 ? 0xFF : width == 2 ? 0xFFFF : Int(UInt32.max)) else { return false }
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(12 + (n + payloads.count) * width + grown)
+        out.append(base.load(as: UInt8.self))  // the header: format and offset width
+        Varint.append(UInt64(n + payloads.count), to: &out)
+        out.append(contentsOf: UnsafeRawBufferPointer(start: base + Int(layout.table), count: n * width))
+        var end = total
+        for payload in payloads {
+            end += payload.count
+            var e = UInt32(end)
+            for _ in 0..<width {
+                out.append(UInt8(truncatingIfNeeded: e))
+                e >>= 8
+            }
+        }
+        out.append(contentsOf: UnsafeRawBufferPointer(start: base + Int(layout.payloadStart), count: total))
+        for payload in payloads { out.append(contentsOf: payload) }
+        return true
+    }
+}

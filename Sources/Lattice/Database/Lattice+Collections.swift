@@ -13,12 +13,33 @@ extension Lattice {
     /// entries does not decode it (O(n/256)) on every step.
     func listDirectory(_ property: PropertyInfo, owner: Int64) throws -> ListTable.Directory {
         let table = property.collectionTable!
+        if let unstored = writer?.unstoredList, unstored.table == table, unstored.owner == owner { return unstored.directory }
         if let cached = listDirectoryCache, cached.generation == generation, cached.table == table, cached.owner == owner {
             return cached.directory
         }
         let directory = try ListTable(table: table, owner: owner).directory(readTransaction())
         cacheListDirectory(property, owner: owner, directory)
         return directory
+    }
+
+    /// `listDirectory`, taken out of the cache: a write changing it then changes the only copy (no copy
+    /// of its arrays on the first change), and caches it again (`cacheListDirectory`).
+    ///
+    /// The directory appends left unstored (`WriteContext.unstoredList`) is taken too when it is this
+    /// list's, with `unstored` true: the caller stores it or leaves it unstored again. Another list's is
+    /// stored first, so that at most one is ever unstored.
+    func takeListDirectory(_ property: PropertyInfo, owner: Int64) throws -> (directory: ListTable.Directory, unstored: Bool) {
+        if let write = writer, let unstored = write.unstoredList {
+            if unstored.table == property.collectionTable!, unstored.owner == owner {
+                write.unstoredList = nil
+                listDirectoryCache = nil
+                return (unstored.directory, true)
+            }
+            try write.storeListDirectory()
+        }
+        let directory = try listDirectory(property, owner: owner)
+        listDirectoryCache = nil
+        return (directory, false)
     }
 
     func cacheListDirectory(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory) {

@@ -43,6 +43,7 @@ extension Lattice {
     public func verify() -> [IntegrityProblem] {
         var check = IntegrityCheck()
         do {
+            try writer?.storeListDirectory()  // inside a write: walk the List tables as they are
             let txn = try readTransaction()
             let classes = classesByName.values.sorted { $0.name < $1.name }
             for info in classes { check.records(info, txn, self) }
@@ -285,19 +286,29 @@ private struct IntegrityCheck {
             guard let owner = info.incomingOwners[id] else { return false }
             return check.damaged[owner.name]?.contains(source) ?? false
         }
+        // Links found per `[target key][link id][source key]`: the key and the value's source, as noted from the links.
+        var found: [[UInt8]: Int] = [:]
         walk(txn, dbi, name, owner: nil) { check, key, value in
-            guard key.count == 8, value.count == 16 else {
+            guard key.count == BacklinkTable.keySize, let link = BacklinkTable.decodeValue(value) else {
                 return check.report(.staleBacklink, name, "an entry of \(key.count)+\(value.count) bytes.")
             }
-            let id = UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))
-            let source = Array(value[4..<12])
-            let count = Int(UInt32(bigEndian: value.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-            let entry = Array(key) + Array(value[0..<4]) + source
+            let entry = Array(key) + Array(value[0..<8])
+            let n = found[entry, default: 0]
+            // A source's values are sorted by ordinal, which runs 0, 1, 2, ...: anything else is damage.
+            if link.ordinal != n {
+                check.report(.staleBacklink, name, "object key \(KeyCodec.int(key)) has link number \(link.ordinal) from object key "
+                             + "\(link.source) where number \(n) was expected.")
+            }
+            found[entry] = n + 1
+        }
+        for (entry, count) in found.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let id = entry[8..<12].withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) }
+            let source = Array(entry[12..<20])
             let wanted = expected.removeValue(forKey: entry) ?? 0
-            if wanted != count && !sourceDamaged(id, source, check) {
-                check.report(wanted < count ? .staleBacklink : .missingBacklink, name,
-                             "object key \(KeyCodec.int(key)) counts \(count) links from object key "
-                             + "\(source.withUnsafeBytes { KeyCodec.int($0) }), the source holds \(wanted).")
+            if wanted != count && !sourceDamaged(id, source, self) {
+                report(wanted < count ? .staleBacklink : .missingBacklink, name,
+                       "object key \(entry[0..<8].withUnsafeBytes { KeyCodec.int($0) }) counts \(count) links from object key "
+                       + "\(source.withUnsafeBytes { KeyCodec.int($0) }), the source holds \(wanted).")
             }
         }
         for (entry, count) in expected.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {

@@ -91,6 +91,7 @@ extension Lattice {
             throw error
         }
         do {
+            try write.storeListDirectory()
             try storeSequences()
             let wakeUp = try logChanges(write)
             do {

@@ -291,6 +291,15 @@ public final class Lattice {
             defer { if locked { env.writerLock.unlock() } }
 
             var stored = try readMetadata(env, key: configuration.encryptionKey)
+            if let file = stored, FileLayout.upgrade(of: file.format) != nil {
+                // An older format is upgraded before anything else (a migration included) reads the file.
+                if !writable {
+                    throw LatticeError.readOnly(path: path, operation: "upgrading it from file format \(file.format) "
+                        + "(open it read-write once with this version)")
+                }
+                guard locked else { continue }
+                stored?.format = try FormatUpgrade.run(env, from: file.format)
+            }
             var mustWrite = stored == nil
             if let file = stored {
                 if file.version > configuration.schemaVersion {
@@ -383,16 +392,15 @@ public final class Lattice {
             throw LatticeError.invalidFile(path: env.path, reason: "it is an LMDB file without Lattice metadata.")
         }
         guard let meta = try env.openTables([(FileLayout.meta, false)], create: false)[FileLayout.meta] else { return nil }
-        // The format says whether values carry checksums, so its own value tells: 4 bytes in format 1,
-        // 8 (sealed) from format 2 on. Read before anything else: a newer format may store it differently.
+        // The format says whether values carry checksums, so its own value tells: 4 bytes in formats 1
+        // and 3, 8 (sealed) in 2 and 4. Read before anything else: a newer format may store it differently.
         let format = try env.withReadTransaction { txn -> UInt32?? in
             // The tables are created (and committed) just before the metadata: an empty metadata table is a
             // file another thread or process is creating, or whose creator died before finishing.
             if try txn.count(meta) == 0 { return .none }
             let format = try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
-                let sealed = FileLayout.firstSealedFormat...FileLayout.formatVersion
-                return try txn.get(meta, k) { try $0.map {
-                    try FileCheck.storedFormat($0, key: k, sealed: sealed, encrypted: FileLayout.encryptedFormat, env)
+                try txn.get(meta, k) { try $0.map {
+                    try FileCheck.storedFormat($0, key: k, sealed: FileLayout.isSealed, encrypted: FileLayout.encryptedFormat, env)
                 } }
             }
             if format == FileLayout.encryptedFormat {
@@ -576,6 +584,15 @@ public final class Lattice {
     /// A managed instance of the stored object `key`.
     func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> T {
         let object = T()
+        object.attach(to: self, info: info, key: key, record: record)
+        return object
+    }
+
+    /// A managed instance of class `type` of the stored object `key`, its record read now (one lookup;
+    /// none found: the instance reads as deleted).
+    func materializeReading(_ type: Object.Type, _ info: ClassInfo, key: Int64) -> Object {
+        let record = reading("a '\(info.name)' object") { _ in try fetchRecord(info, key: key) }
+        let object = type.init()
         object.attach(to: self, info: info, key: key, record: record)
         return object
     }

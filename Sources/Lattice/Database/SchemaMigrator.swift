@@ -81,6 +81,7 @@ final class SchemaMigrator {
                     + "its values (Configuration.migrationBlock), or remove the property and add one with another name.")
             }
             let schema = try finish()
+            try context.storeListDirectory()
             try context.txn.commit()
             release()
             return schema

@@ -4,7 +4,8 @@
 extension Lattice {
     /// Every entry of `table` (all duplicates of a sorted-duplicates table), copied out of the map.
     func allEntries(_ table: Table) throws -> [(key: [UInt8], value: [UInt8])] {
-        try readTransaction().withCursor(table) { cursor in
+        try writer?.storeListDirectory()  // the table as it is, with no directory left unstored
+        return try readTransaction().withCursor(table) { cursor in
             var out: [(key: [UInt8], value: [UInt8])] = []
             var entry = try cursor.first()
             while let e = entry {
@@ -37,16 +38,16 @@ extension Lattice {
     }
 
     /// Files the backlink entries of link property `from` under the id `to` (a renamed link property or
-    /// class): entries start with the big-endian link id (see `BacklinkTable`).
+    /// class): the link id ends each key (see `BacklinkTable`).
     func renameLinkID(in table: Table, from: UInt32, to: UInt32) throws {
         guard from != to, let txn = writer?.txn else { return }
         let old = withUnsafeBytes(of: from.bigEndian) { Array($0) }
         let new = withUnsafeBytes(of: to.bigEndian) { Array($0) }
-        for entry in try allEntries(table) where entry.value.count == BacklinkTable.entrySize && entry.value.starts(with: old) {
-            let renamed = new + entry.value.dropFirst(4)
-            try entry.key.withUnsafeBytes { k in
-                _ = try entry.value.withUnsafeBytes { try txn.delete(table, k, value: $0) }
-                try renamed.withUnsafeBytes { try txn.putDuplicate(table, k, $0, last: false) }
+        for entry in try allEntries(table) where entry.key.count == BacklinkTable.keySize && entry.key.suffix(4).elementsEqual(old) {
+            let renamed = Array(entry.key.prefix(8)) + new
+            try entry.value.withUnsafeBytes { v in
+                _ = try entry.key.withUnsafeBytes { try txn.delete(table, $0, value: v) }
+                try renamed.withUnsafeBytes { try txn.putDuplicate(table, $0, v, last: false) }
             }
         }
         didChange()
@@ -54,6 +55,7 @@ extension Lattice {
 
     /// Empties a table the migrated schema no longer uses (or an index about to be rebuilt).
     func emptyTable(_ table: Table) throws {
+        try writer?.storeListDirectory()
         try writer?.txn.drop(table)
         didChange()
     }

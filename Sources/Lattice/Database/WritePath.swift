@@ -15,8 +15,20 @@ final class WriteContext {
     @exclusivity(unchecked) var pendingError: LatticeError?
     /// What the transaction changed so far.
     @exclusivity(unchecked) var changes = ChangeSet()
+    /// The directory of the List appended to last, when appends have not stored it yet: a loop of appends
+    /// writes it once (`storeListDirectory()`), not once per append. Reads of that list find it here.
+    @exclusivity(unchecked) var unstoredList: (table: Table, owner: Int64, directory: ListTable.Directory)?
 
     init(txn: Transaction) { self.txn = txn }
+
+    /// Stores the directory appends left unstored. Runs before the commit and before anything reads a
+    /// List table other than through `Lattice.listDirectory` (`verify()`, migrations, dropping tables).
+    func storeListDirectory() throws {
+        guard let list = unstoredList else { return }
+        unstoredList = nil
+        var directory = list.directory
+        try ListTable(table: list.table, owner: list.owner).store(txn, &directory)
+    }
 }
 
 // MARK: - The write path
@@ -182,6 +194,7 @@ extension Lattice {
     /// Empties every table of every class.
     func removeAllObjects() throws {
         let txn = write.txn
+        try write.storeListDirectory()
         for info in classesByName.values {
             var key: Int64?
             try txn.withCursor(info.objectsTable) { cursor in
@@ -271,7 +284,7 @@ extension Lattice {
 
     // MARK: Collections
 
-    private func collectionName(_ property: PropertyInfo) -> String { "\(property.ownerName).\(property.name)" }
+    private func collectionName(_ property: PropertyInfo) -> String { property.qualifiedName }
 
     /// Removes every element of a collection property of `owner`.
     func clearCollection(_ property: PropertyInfo, owner: Int64) throws {
@@ -294,8 +307,12 @@ extension Lattice {
     func listInsert(_ property: PropertyInfo, owner: Int64, _ payloads: [[UInt8]], at index: Int) throws {
         guard !payloads.isEmpty else { return }
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var directory = try listDirectory(property, owner: owner)
-        try table.insert(write.txn, payloads, at: index, directory: &directory)
+        var directory = try takeListDirectory(property, owner: owner).directory
+        // An append to the last chunk leaves the directory unstored (stored before the commit); any other
+        // insert stores it.
+        if try !table.insert(write.txn, payloads, at: index, directory: &directory, storingDirectory: false) {
+            write.unstoredList = (property.collectionTable!, owner, directory)
+        }
         listChanged(property, owner: owner, directory, .insert(index..<index + payloads.count))
         try elementsChanged(property, owner: owner, added: payloads, removed: [])
     }
@@ -305,8 +322,8 @@ extension Lattice {
     func listRemove(_ property: PropertyInfo, owner: Int64, _ range: Range<Int>, updatingLinks: Bool = true) throws -> [[UInt8]] {
         guard !range.isEmpty else { return [] }
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        var directory = try listDirectory(property, owner: owner)
-        let removed = try table.remove(write.txn, range, directory: &directory)
+        var directory = try takeListDirectory(property, owner: owner).directory
+        let removed = try table.remove(write.txn, range, directory: &directory)  // stores the directory
         listChanged(property, owner: owner, directory, directory.chunks.isEmpty ? .clear : .remove(range))
         if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: removed) }
         return removed
@@ -315,8 +332,11 @@ extension Lattice {
     /// Replaces entry `index` of a List.
     func listReplace(_ property: PropertyInfo, owner: Int64, at index: Int, with payload: [UInt8]) throws {
         let table = ListTable(table: property.collectionTable!, owner: owner)
-        let directory = try listDirectory(property, owner: owner)
-        let old = try table.replace(write.txn, at: index, with: payload, in: directory)
+        let taken = try takeListDirectory(property, owner: owner)
+        var directory = taken.directory
+        let old = try table.replace(write.txn, at: index, with: payload, in: &directory)
+        // A replacement stores the directory only when the chunk splits.
+        if taken.unstored { write.unstoredList = (property.collectionTable!, owner, directory) }
         listChanged(property, owner: owner, directory, .set(index))
         try elementsChanged(property, owner: owner, added: [payload], removed: [old])
     }

@@ -25,10 +25,13 @@ final class PropertyInfo {
 
     /// The class the property belongs to.
     let ownerName: String
+    /// `Class.property`: how change records name a collection property (built once, not per change).
+    let qualifiedName: String
 
     init(property: Property, column: Int, field: ModelMetadata.Field, ownerName: String) {
         self.property = property
         self.ownerName = ownerName
+        qualifiedName = "\(ownerName).\(property.name)"
         self.column = column
         self.offset = field.offset
         self.accessor = field.accessor

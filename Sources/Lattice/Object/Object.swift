@@ -51,7 +51,8 @@ open class Object: CustomStringConvertible, Hashable {
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {}
 
-    /// Whether a `for … in` loop over results of this class may reuse one instance for several objects.
+    /// Whether a `for … in` loop over results of this class (or a List or LinkingObjects of it) may reuse
+    /// one instance for several objects.
     ///
     /// Off by default: every object a loop hands out is a new instance, so the class's `init()` and
     /// `deinit` run once per object. Override it to return `true` when neither has side effects a program
@@ -118,6 +119,12 @@ open class Object: CustomStringConvertible, Hashable {
         // A current generation implies the current epoch (see `Lattice.epoch`).
         if _generation == lattice.generation, let record = _record { return record }
         return refetchRecord(lattice)
+    }
+
+    /// After a change of the handle that rewrote no record of this object: its cached record, current at
+    /// generation `before`, is current now.
+    final func keepRecord(currentAt before: UInt64, _ lattice: Lattice) {
+        if _generation == before, _slice != nil, _epoch == lattice.epoch { _generation = lattice.generation }
     }
 
     /// `liveRecord` once the cached record is stale or missing.

@@ -9,4 +9,10 @@ extension Lattice {
             return ($0.linkID, $0.source, $0.count)
         }
     }
+
+    /// The number of links to `target` through `property`: one seek, whatever the number of links.
+    func backlinkCount(of info: ClassInfo, key target: Int64, through property: PropertyInfo) throws -> Int {
+        guard let table = info.backlinkTable else { return 0 }
+        return try BacklinkTable(table: table).count(readTransaction(), target: target, linkID: property.linkID)
+    }
 }

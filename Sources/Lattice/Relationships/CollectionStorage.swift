@@ -22,6 +22,18 @@ struct ListStore {
     /// Every payload, in order.
     func allPayloads() throws -> [[UInt8]] { try lattice.listPayloads(property, owner: owner) }
 
+    /// The object key of every entry of a List of objects, in order; nil when some entry holds none.
+    func objectKeys() throws -> [Int64]? {
+        var keys: [Int64] = []
+        var complete = true
+        let directory = try directory()
+        keys.reserveCapacity(directory.total)
+        try table.forEachPayload(lattice.readTransaction(), in: directory) { payload in
+            if let key = lattice.linkedKey(payload) { keys.append(key) } else { complete = false }
+        }
+        return complete ? keys : nil
+    }
+
     /// Inserts payloads before entry `index` (`index == count` appends).
     func insert(_ payloads: [[UInt8]], at index: Int) throws {
         try lattice.listInsert(property, owner: owner, payloads, at: index)

@@ -5,9 +5,9 @@
 ///     @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
 /// }
 /// ```
-/// Follows to-one links and lists; an object that appears twice in one list links twice. Counting or
-/// listing costs one seek in the backlink table plus one step per linking object, whatever the size
-/// of the database. Empty while the object is unmanaged.
+/// Follows to-one links and lists; an object that appears twice in one list links twice. ``count`` is
+/// one seek in the backlink table, listing one seek plus one step per linking object, whatever the
+/// size of the database. Empty while the object is unmanaged.
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection, OriginDeclaring {
     let managed: ManagedCollection?
     /// The declaration's origin property (`@Persisted(originProperty:)`), read when the model is reflected.
@@ -17,28 +17,34 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     final class Cache {
         var generation: UInt64 = 0
         var keys: [Int64] = []
+        let positional = PositionalReader()
     }
 
     /// Empty (the value of an unmanaged object's property).
     public init() {
         managed = nil
         originProperty = nil
+        origin = nil
     }
 
     init(originProperty: String) {
         managed = nil
         self.originProperty = originProperty
+        origin = nil
     }
 
     init(managed: ManagedCollection) {
         self.managed = managed
         originProperty = nil
+        origin = LinkingObjects.origin(of: managed)
     }
 
-    /// The origin class and its linking property.
-    var origin: (ClassInfo, PropertyInfo)? {
-        guard let managed, let origin = managed.property.target,
-              let name = managed.property.property.originProperty, let property = origin.property(named: name) else { return nil }
+    /// The origin class and its linking property, found when the collection is made.
+    let origin: (ClassInfo, PropertyInfo)?
+
+    private static func origin(of managed: ManagedCollection) -> (ClassInfo, PropertyInfo)? {
+        guard let origin = managed.property.target, let name = managed.property.property.originProperty,
+              let property = origin.property(named: name) else { return nil }
         return (origin, property)
     }
 
@@ -72,14 +78,66 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     /// 0.
     public var startIndex: Int { 0 }
     /// ``count``.
-    public var endIndex: Int { keys().count }
+    public var endIndex: Int { count }
 
-    /// The linking object at `position`.
+    /// The number of linking objects: one seek in the backlink table, whatever their number.
+    public var count: Int {
+        guard let managed, let (_, property) = origin else { return 0 }
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if cache.generation == lattice.generation { return cache.keys.count }
+            return managed.read { lattice, owner in try lattice.backlinkCount(of: managed.info, key: owner, through: property) }
+        }
+    }
+
+    /// The linking object at `position` (positions asked in increasing order are read in batches).
     public subscript(position: Int) -> Element {
         let keys = keys()
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
         let (originInfo, _) = origin!
-        return managed!.lattice.materialize(Element.self, originInfo, key: keys[position], record: nil)
+        let lattice = managed!.lattice
+        let object = lattice.synchronized {
+            cache.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: Element.self)
+        }
+        // The reader creates instances of `Element.self` only.
+        guard let object else { return lattice.materialize(Element.self, originInfo, key: keys[position], record: nil) }
+        return unsafeDowncast(object, to: Element.self)
+    }
+
+    /// The first linking object, or nil: one object read.
+    public var first: Element? { keys().first.map(object(key:)) }
+
+    /// The last linking object, or nil: one object read.
+    public var last: Element? { keys().last.map(object(key:)) }
+
+    private func object(key: Int64) -> Element {
+        unsafeDowncast(managed!.lattice.materializeReading(Element.self, origin!.0, key: key), to: Element.self)
+    }
+
+    /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over
+    /// ``Results`` does (an instance the loop did not keep may be handed out again).
+    public func makeIterator() -> Iterator {
+        guard let managed, let (originInfo, _) = origin else { return Iterator(reader: nil) }
+        return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: originInfo, type: Element.self, keys: keys()))
+    }
+
+    /// The iterator of ``LinkingObjects``.
+    public struct Iterator: IteratorProtocol {
+        fileprivate var reader: KeyedObjects?
+
+        /// The next linking object still present, or nil at the end.
+        public mutating func next() -> Element? {
+            // The reader creates instances of `Element.self` only.
+            reader?.next().map { unsafeDowncast($0, to: Element.self) }
+        }
+    }
+
+    /// The linking objects transformed in order, read as a `for … in` loop reads them.
+    public func map<T>(_ transform: (Element) throws -> T) rethrows -> [T] {
+        var out: [T] = []
+        out.reserveCapacity(count)
+        for object in self { out.append(try transform(object)) }
+        return out
     }
 
     /// For example `LinkingObjects<Person> [ [0] Person { ... } ]`.

@@ -15,6 +15,16 @@ import Foundation
 public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection, RangeReplaceableCollection, LatticeCollection {
     private var values: [Element] = []
     let managed: ManagedCollection?
+    /// A List of objects reads its entries' objects in batches: their keys, decoded once per change of the
+    /// handle's view, and the positional reader over them.
+    private let objectReads = ObjectReads()
+
+    final class ObjectReads {
+        var generation: UInt64 = 0
+        var keys: [Int64]?
+        var known = false
+        let positional = PositionalReader()
+    }
 
     /// An empty, unmanaged list.
     public init() { managed = nil }
@@ -54,6 +64,16 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public subscript(position: Int) -> Element {
         get {
             guard let managed else { return values[position] }
+            if let target = objectTarget, let keys = objectKeys(managed) {
+                precondition(position >= 0 && position < keys.count,
+                             "Index \(position) is out of range for List '\(managed.name)' of \(keys.count) elements.")
+                let lattice = managed.lattice
+                let object = lattice.synchronized {
+                    objectReads.positional.object(at: position, of: keys, lattice: lattice, info: target, type: target.type)
+                } ?? lattice.materialize(target, key: keys[position], record: nil)
+                // `objectTarget` made sure the instances are of class `Element`.
+                return unsafeBitCast(object, to: Element.self)
+            }
             let element = managed.read { lattice, owner in
                 try store(lattice, owner).withPayload(at: position) { managed.element($0, Element.self) }
             }
@@ -87,7 +107,14 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     // Non-mutating forms of the collection mutators, so they work on a `let` list (it is a class).
 
     /// Appends an element (an unmanaged object is added to the database).
-    public func append(_ element: Element) { replaceSubrange(endIndex..<endIndex, with: CollectionOfOne(element)) }
+    public func append(_ element: Element) {
+        guard let managed else { return values.append(element) }
+        // Directly, not through `replaceSubrange`: appending one entry at a time is the common loop.
+        managed.mutate(keepingOwnerRecord: Element._latticeObjectType == nil) { lattice, owner in
+            let store = store(lattice, owner)
+            try store.insert([managed.encode(element)], at: store.count())
+        }
+    }
     /// Appends elements.
     public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
         replaceSubrange(endIndex..<endIndex, with: Array(elements))
@@ -174,12 +201,84 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         return values.firstIndex { var p: [UInt8] = []; $0._latticeEncode(into: &p); return p == needle }
     }
 
-    /// Elements in order (one pass over the list's chunks).
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        guard let managed else { return values.makeIterator() }
-        return managed.read { lattice, owner in
+    /// Elements in order, as they were when the loop began: values decoded in one pass over the list's
+    /// chunks; objects read in batches, as a loop over ``Results`` reads them (an instance the loop did not
+    /// keep may be handed out again).
+    public func makeIterator() -> Iterator {
+        guard let managed else { return Iterator(values: values.makeIterator()) }
+        if let target = objectTarget, let keys = objectKeys(managed) {
+            return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: target, type: target.type, keys: keys))
+        }
+        return Iterator(values: managed.read { lattice, owner in
             try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { managed.element($0, Element.self) } }
-        }.makeIterator()
+        }.makeIterator())
+    }
+
+    /// The iterator of ``List``.
+    public struct Iterator: IteratorProtocol {
+        private var values: IndexingIterator<[Element]>
+        private var reader: KeyedObjects?
+
+        init(values: IndexingIterator<[Element]>) {
+            self.values = values
+        }
+
+        init(reader: KeyedObjects) {
+            values = [].makeIterator()
+            self.reader = reader
+        }
+
+        /// The next element, or nil at the end.
+        public mutating func next() -> Element? {
+            // The reader creates instances of class `Element` only (see `objectTarget`).
+            if reader != nil { return reader?.next().map { unsafeBitCast($0, to: Element.self) } }
+            return values.next()
+        }
+    }
+
+    /// The first element, or nil: one element read.
+    public var first: Element? { end(first: true) }
+
+    /// The last element, or nil: one element read.
+    public var last: Element? { end(first: false) }
+
+    private func end(first: Bool) -> Element? {
+        guard let managed else { return first ? values.first : values.last }
+        if let target = objectTarget, let keys = objectKeys(managed) {
+            // `objectTarget` made sure the instances are of class `Element`.
+            return (first ? keys.first : keys.last).map {
+                unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: $0), to: Element.self)
+            }
+        }
+        let n = count
+        return n == 0 ? nil : self[first ? 0 : n - 1]
+    }
+
+    /// The elements transformed in order, read as a `for … in` loop reads them.
+    public func map<T>(_ transform: (Element) throws -> T) rethrows -> [T] {
+        var out: [T] = []
+        out.reserveCapacity(count)
+        for element in self { out.append(try transform(element)) }
+        return out
+    }
+
+    /// The stored class of the elements when they are objects of exactly that class (not dynamic objects).
+    private var objectTarget: ClassInfo? {
+        guard let target = managed?.property.target, ObjectIdentifier(target.type) == ObjectIdentifier(Element.self) else { return nil }
+        return target
+    }
+
+    /// The object keys of the entries, decoded once per change of the handle's view; nil when some entry
+    /// holds none.
+    private func objectKeys(_ managed: ManagedCollection) -> [Int64]? {
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if objectReads.known && objectReads.generation == lattice.generation { return objectReads.keys }
+            objectReads.keys = managed.read { lattice, owner in try store(lattice, owner).objectKeys() }
+            objectReads.generation = lattice.generation
+            objectReads.known = true
+            return objectReads.keys
+        }
     }
 
     /// For example `List<Dog> [ [0] Dog { name = Rex } ]`.

@@ -27,10 +27,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     final class KeyCache {
         var generation: UInt64 = 0
         var keys: [Int64] = []
-        /// Reads ahead from the position asked last, so that `map`, index loops and slices read records
-        /// in batches (one cursor walk per batch) instead of one lookup per object.
-        var reader: ResultsReader?
-        var readerGeneration: UInt64 = 0
+        let positional = PositionalReader()
     }
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
@@ -88,22 +85,51 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         let keys = keys()
         precondition(position >= 0 && position < keys.count,
                      "Index \(position) is out of range: these results of '\(info?.name ?? "\(Element.self)")' have \(keys.count) objects.")
-        // Positions asked in increasing order continue the reader; any other position starts a new one.
         // The cache is shared by copies of the results (frozen ones are read from several threads).
-        let object: Object? = lattice.synchronized {
-            if cache.reader?.position != position || cache.readerGeneration != lattice.generation {
-                cache.reader = ResultsReader(lattice: lattice, info: info, type: Element.self, keys: keys, walk: nil, start: position)
-                cache.readerGeneration = lattice.generation
-            }
-            guard let object = cache.reader?.next(), object._key == keys[position] else {
-                cache.reader = nil
-                return nil
-            }
-            return object
+        let object = lattice.synchronized {
+            cache.positional.object(at: position, of: keys, lattice: lattice, info: info, type: Element.self)
         }
         // The reader creates instances of `Element.self` only.
         guard let object else { return lattice.materialize(Element.self, info!, key: keys[position], record: nil) }
         return unsafeDowncast(object, to: Element.self)
+    }
+
+    /// Whether the results are every object of the class in key order: then the class's table itself is read.
+    private var isWholeClass: Bool {
+        if case .all = source, query.bound == nil, query.ops.isEmpty { return true }
+        return false
+    }
+
+    /// The first object, or nil: one object read (the first entry of the class's table for all objects of
+    /// a class), never a batch.
+    public var first: Element? { end(first: true) }
+
+    /// The last object, or nil: one object read, as ``first``.
+    public var last: Element? { end(first: false) }
+
+    private func end(first: Bool) -> Element? {
+        guard let info else { return nil }
+        if isWholeClass {
+            return lattice.reading("the objects of '\(info.name)'") { txn in
+                try txn.withCursor(info.objectsTable) { cursor in
+                    try (first ? cursor.first() : cursor.last()).map {
+                        lattice.materialize(Element.self, info, key: KeyCodec.int($0.key), record: RecordBuffer.make($0.value))
+                    }
+                }
+            }
+        }
+        let keys = keys()
+        // `materializeReading` creates an instance of `Element.self`.
+        return (first ? keys.first : keys.last).map { unsafeDowncast(lattice.materializeReading(Element.self, info, key: $0), to: Element.self) }
+    }
+
+    /// The objects transformed in order, read as a `for … in` loop reads them (in batches, an instance not
+    /// kept by `transform` handed out again): `Collection.map` would read them by position.
+    public func map<T>(_ transform: (Element) throws -> T) rethrows -> [T] {
+        var out: [T] = []
+        out.reserveCapacity(count)
+        for object in self { out.append(try transform(object)) }
+        return out
     }
 
     /// The position of `object` in the results, or nil.
@@ -125,7 +151,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// An iterator over the objects as they are now; later changes do not affect it.
     public func makeIterator() -> Iterator {
         // All objects of a class, read outside a write: one cursor walk reads keys and records together.
-        if let info, case .all = source, query.bound == nil, query.ops.isEmpty, lattice.writer == nil {
+        if let info, isWholeClass, lattice.writer == nil {
             let start = lattice.reading("the objects of '\(info.name)'") { txn in
                 (txn.id, try txn.withCursor(info.objectsTable) { try $0.last().map { KeyCodec.int($0.key) } })
             }

@@ -126,6 +126,68 @@ struct ResultsReader {
     }
 }
 
+/// Positional reads (`collection[i]`) of the objects a snapshot of keys names: reads ahead from the
+/// position asked last, so that index loops, slices and `Collection` algorithms read records in batches
+/// (one cursor walk per batch) instead of one lookup per object. Callers serialize access (the handle's
+/// `synchronized`): copies of a collection share one.
+final class PositionalReader {
+    // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches them, under the
+    // handle's `synchronized`, and nothing it calls comes back to this reader.
+    @exclusivity(unchecked) private var reader: ResultsReader?
+    @exclusivity(unchecked) private var generation: UInt64 = 0
+
+    /// The object at `position` of `keys` (an instance of `type`), or nil when it is gone or cannot be
+    /// read ahead (the caller then looks it up alone).
+    func object(at position: Int, of keys: [Int64], lattice: Lattice, info: ClassInfo?, type: Object.Type) -> Object? {
+        // Positions asked in increasing order continue the reader; any other position starts a new one.
+        if reader?.position != position || generation != lattice.generation {
+            reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil, start: position)
+            generation = lattice.generation
+        }
+        guard let object = reader?.next(), object._key == keys[position] else {
+            reader = nil
+            return nil
+        }
+        return object
+    }
+}
+
+/// The objects of a List or LinkingObjects, as their keys were when the loop began, read in batches by
+/// a `ResultsReader`. Every key names an object unless one was deleted since (then it is passed over, as
+/// a loop over `Results` passes over it): a key naming no object while nothing changed is a damaged file,
+/// reported as a link read alone reports it.
+struct KeyedObjects {
+    private var reader: ResultsReader
+    private let keys: [Int64]
+    private var index = 0
+    private let generation: UInt64
+
+    init(lattice: Lattice, info: ClassInfo, type: Object.Type, keys: [Int64]) {
+        reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil)
+        self.keys = keys
+        generation = lattice.generation
+    }
+
+    /// The next object, or nil at the end.
+    mutating func next() -> Object? {
+        guard index < keys.count else { return nil }
+        let object = reader.next()
+        if let object, object._key == keys[index] {
+            index += 1
+            return object
+        }
+        if reader.lattice.generation == generation, let info = reader.info {
+            let missing = keys[index]
+            let lattice = reader.lattice
+            let _: Void = lattice.reading("a linked '\(info.name)'") { _ in throw LatticeError.danglingLink(lattice.env.path, info, missing) }
+        }
+        // Objects deleted since the loop began: carry on after the one the reader found.
+        guard let object, let found = keys[index...].firstIndex(of: object._key) else { return nil }
+        index = found + 1
+        return object
+    }
+}
+
 /// Where an iterator walking a whole class stands (see `ResultsReader`).
 struct ResultsWalk {
     /// The transaction id of the snapshot the loop began on.

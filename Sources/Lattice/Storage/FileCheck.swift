@@ -109,12 +109,12 @@ enum FileCheck {
     }
 
     /// The file format version stored under the format key `key` (a 4-byte little-endian number, sealed
-    /// from format 2 on), read before `Seals` knows the format (unless another handle of the process
-    /// opened the file already); turns sealing on or off. `sealed` are the known formats that seal their
-    /// values (a newer, unknown format is returned for the caller to refuse).
-    /// `encrypted` is the format of encrypted files: it is always checksummed, and turns nothing on
-    /// (the caller checks the key and turns encryption on).
-    static func storedFormat(_ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, sealed: ClosedRange<UInt32>,
+    /// in the formats that seal values), read before `Seals` knows the format (unless another handle of
+    /// the process opened the file already); turns sealing on or off. `sealed` tells the formats that seal
+    /// their values (a newer, unknown format is returned for the caller to refuse). `encrypted` is the format
+    /// of encrypted files: it is always checksummed, and turns nothing on (the caller checks the key and
+    /// turns encryption on).
+    static func storedFormat(_ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, sealed: (UInt32) -> Bool,
                              encrypted: UInt32, _ env: Environment) throws -> UInt32 {
         let damaged = LatticeError.corruptFile(path: env.path, reason: "its format version ('\(String(decoding: key, as: UTF8.self))') is damaged.")
         func number(_ bytes: UnsafeRawBufferPointer) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)) }
@@ -124,13 +124,13 @@ enum FileCheck {
         case 4:
             let format = number(value)
             if env.seals.isEnabled { return format }
-            guard !sealed.contains(format), format != encrypted else { throw damaged }  // a sealed format always seals it
+            guard !sealed(format), format != encrypted else { throw damaged }  // a sealed format always seals it
             env.seals.enable(false)
             return format
         case 4 + Checksum.size:
             guard let opened = Checksum.open(key: key, sealed: value) else { throw damaged }
             let format = number(opened)
-            if format != encrypted { env.seals.enable(format >= sealed.lowerBound) }
+            if format != encrypted { env.seals.enable(sealed(format)) }
             return format
         default:
             throw damaged

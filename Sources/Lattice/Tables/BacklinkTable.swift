@@ -1,11 +1,13 @@
-/// The backlink table `b:<Target>` (sorted, fixed-size duplicates): key = target object key; each value
-/// `[u32 link id][8-byte source key][u32 count]` says that `count` links of that property of that source
-/// object point at the target. Listing or counting the sources through one property is one seek plus one
-/// step per entry, whatever the size of the file.
+/// The backlink table `b:<Target>` (sorted, fixed-size duplicates). Key: `[8-byte target key][u32 BE link id]`;
+/// one 12-byte value per link: `[8-byte source key][u32 BE ordinal]`, where the k links of one property of
+/// one source object to the target carry ordinals 0 ..< k (an object can appear several times in a list).
+///
+/// So the number of links to an object through one property is LMDB's duplicate count of one key: one
+/// seek, whatever the number of links. Listing them is one seek plus one step per link.
 struct BacklinkTable {
     let table: Table
 
-    /// One backlink entry.
+    /// The links of one property of one source object to the target.
     struct Entry {
         /// The link property (`FileLayout.linkID`).
         let linkID: UInt32
@@ -13,40 +15,56 @@ struct BacklinkTable {
         let count: Int
     }
 
-    static let entrySize = 16
+    static let keySize = 12
+    static let valueSize = 12
 
-    private static func encode(_ linkID: UInt32, source: Int64, count: UInt32) -> [UInt8] {
-        var entry: [UInt8] = []
-        entry.reserveCapacity(entrySize)
-        withUnsafeBytes(of: linkID.bigEndian) { entry.append(contentsOf: $0) }
-        KeyCodec.appendInt(source, to: &entry)
-        withUnsafeBytes(of: count.bigEndian) { entry.append(contentsOf: $0) }
-        return entry
+    static func key(_ target: Int64, _ linkID: UInt32) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(keySize)
+        KeyCodec.appendInt(target, to: &key)
+        withUnsafeBytes(of: linkID.bigEndian) { key.append(contentsOf: $0) }
+        return key
     }
 
-    private static func decode(_ value: Bytes) -> Entry? {
-        guard value.count == entrySize else { return nil }
-        return Entry(linkID: UInt32(bigEndian: value.loadUnaligned(as: UInt32.self)),
-                     source: KeyCodec.int(Bytes(rebasing: value[4..<12])),
-                     count: Int(UInt32(bigEndian: value.loadUnaligned(fromByteOffset: 12, as: UInt32.self))))
+    static func value(_ source: Int64, _ ordinal: UInt32) -> [UInt8] {
+        var value: [UInt8] = []
+        value.reserveCapacity(valueSize)
+        KeyCodec.appendInt(source, to: &value)
+        withUnsafeBytes(of: ordinal.bigEndian) { value.append(contentsOf: $0) }
+        return value
     }
 
-    /// The entries of `target` (only those of `linkID` when given), in (link id, source) order.
-    func entries(_ txn: Transaction, target: Int64, linkID: UInt32? = nil) throws -> [Entry] {
-        try KeyCodec.withObjectKey(target) { k in
+    /// (target, link id) of a key; nil when it has another size.
+    static func decodeKey(_ key: Bytes) -> (target: Int64, linkID: UInt32)? {
+        guard key.count == keySize else { return nil }
+        return (KeyCodec.int(key), UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+    }
+
+    /// (source, ordinal) of a value; nil when it has another size.
+    static func decodeValue(_ value: Bytes) -> (source: Int64, ordinal: UInt32)? {
+        guard value.count == valueSize else { return nil }
+        return (KeyCodec.int(value), UInt32(bigEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+    }
+
+    /// The number of links to `target` through `linkID`: LMDB's duplicate count, O(log n).
+    func count(_ txn: Transaction, target: Int64, linkID: UInt32) throws -> Int {
+        try BacklinkTable.key(target, linkID).withUnsafeBytes { k in
             try txn.withCursor(table) { cursor in
-                var out: [Entry] = []
-                var entry: Cursor.Entry?
-                if let linkID {
-                    entry = try BacklinkTable.encode(linkID, source: Int64.min, count: 0).withUnsafeBytes {
-                        try cursor.seek(key: k, atLeastValue: $0)
-                    }
-                } else {
-                    entry = try cursor.seek(exactly: k)
-                }
-                while let e = entry, let decoded = BacklinkTable.decode(e.value) {
-                    if let linkID, decoded.linkID != linkID { break }
-                    out.append(decoded)
+                try cursor.seek(exactly: k) == nil ? 0 : try cursor.duplicateCount()
+            }
+        }
+    }
+
+    /// The source of every link to `target` through `linkID`, in source order (a source linking k times
+    /// appears k times).
+    func sources(_ txn: Transaction, target: Int64, linkID: UInt32) throws -> [Int64] {
+        try BacklinkTable.key(target, linkID).withUnsafeBytes { k in
+            try txn.withCursor(table) { cursor in
+                var out: [Int64] = []
+                var entry = try cursor.seek(exactly: k)
+                if entry != nil { out.reserveCapacity(try cursor.duplicateCount()) }
+                while let e = entry, let value = BacklinkTable.decodeValue(e.value) {
+                    out.append(value.source)
                     entry = try cursor.nextDuplicate()
                 }
                 return out
@@ -54,30 +72,104 @@ struct BacklinkTable {
         }
     }
 
-    /// Changes the number of links of `linkID` from `source` to `target` by `delta`.
+    /// The links to `target` (only those of `linkID` when given), one entry per property and source, in
+    /// (link id, source) order.
+    func entries(_ txn: Transaction, target: Int64, linkID: UInt32? = nil) throws -> [Entry] {
+        try KeyCodec.withObjectKey(target) { prefix in
+            try txn.withCursor(table) { cursor in
+                var out: [Entry] = []
+                var entry = try (linkID.map { BacklinkTable.key(target, $0) } ?? Array(prefix)).withUnsafeBytes {
+                    try linkID == nil ? cursor.seek(atLeast: $0) : cursor.seek(exactly: $0)
+                }
+                while let e = entry, e.key.starts(with: prefix), let key = BacklinkTable.decodeKey(e.key),
+                      let value = BacklinkTable.decodeValue(e.value) {
+                    if let linkID, key.linkID != linkID { break }
+                    if let last = out.last, last.linkID == key.linkID, last.source == value.source {
+                        out[out.count - 1] = Entry(linkID: key.linkID, source: value.source, count: last.count + 1)
+                    } else {
+                        out.append(Entry(linkID: key.linkID, source: value.source, count: 1))
+                    }
+                    entry = try cursor.next()
+                }
+                return out
+            }
+        }
+    }
+
+    /// Changes the number of links of `linkID` from `source` to `target` by `delta`: adds the ordinals
+    /// after the last one, or removes the last ones.
     func adjust(_ txn: Transaction, linkID: UInt32, source: Int64, target: Int64, by delta: Int) throws {
-        let probe = BacklinkTable.encode(linkID, source: source, count: 0)
-        try KeyCodec.withObjectKey(target) { k in
-            let existing = try probe.withUnsafeBytes { v in
-                try txn.withCursor(table) { cursor -> [UInt8]? in
-                    guard let found = try cursor.seek(key: k, atLeastValue: v),
-                          found.value.prefix(12).elementsEqual(probe.prefix(12)) else { return nil }
-                    return Array(found.value)
+        guard delta != 0 else { return }
+        let key = BacklinkTable.key(target, linkID)
+        try key.withUnsafeBytes { k in
+            // The number of links this source has now: its values are consecutive, from ordinal 0.
+            let current = try BacklinkTable.value(source, 0).withUnsafeBytes { first in
+                try txn.withCursor(table) { cursor -> Int in
+                    var n = 0
+                    var entry = try cursor.seek(key: k, atLeastValue: first)
+                    while let e = entry, let value = BacklinkTable.decodeValue(e.value), value.source == source {
+                        n += 1
+                        entry = try cursor.nextDuplicate()
+                    }
+                    return n
                 }
             }
-            let count = existing.flatMap { $0.withUnsafeBytes(BacklinkTable.decode)?.count } ?? 0
-            if let existing { _ = try existing.withUnsafeBytes { try txn.delete(table, k, value: $0) } }
-            let next = count + delta
-            if next > 0 {
-                _ = try BacklinkTable.encode(linkID, source: source, count: UInt32(next)).withUnsafeBytes { try txn.put(table, k, $0) }
+            let next = max(0, current + delta)
+            for ordinal in next..<max(next, current) {
+                _ = try BacklinkTable.value(source, UInt32(ordinal)).withUnsafeBytes { try txn.delete(table, k, value: $0) }
+            }
+            for ordinal in current..<max(current, next) {
+                try BacklinkTable.value(source, UInt32(ordinal)).withUnsafeBytes { _ = try txn.put(table, k, $0) }
             }
         }
     }
 
     /// Removes every entry of `target`.
     func removeAll(_ txn: Transaction, target: Int64) throws {
-        _ = try KeyCodec.withObjectKey(target) { try txn.delete(table, $0) }
+        let keys = try KeyCodec.withObjectKey(target) { prefix in
+            try txn.withCursor(table) { cursor in
+                var keys: [[UInt8]] = []
+                var entry = try cursor.seek(atLeast: prefix)
+                while let e = entry, e.key.starts(with: prefix) {
+                    keys.append(Array(e.key))
+                    entry = try cursor.nextKey()
+                }
+                return keys
+            }
+        }
+        for key in keys { _ = try key.withUnsafeBytes { try txn.delete(table, $0) } }
     }
 
     func removeAll(_ txn: Transaction) throws { try txn.drop(table) }
+}
+
+extension BacklinkTable {
+    /// Rewrites a table of formats 1 and 2 in this layout. There a key was the target alone and each
+    /// value `[u32 BE link id][8-byte source key][u32 BE count]`. Entries of another shape, or counting
+    /// implausibly many links, are damage and are dropped: backlinks hold nothing the links do not
+    /// (`Lattice.verify()` then reports the links they missed).
+    func upgradeFromTargetKeys(_ txn: Transaction) throws {
+        let old = try txn.withCursor(table) { cursor in
+            var out: [(key: [UInt8], value: [UInt8])] = []
+            var entry = try cursor.first()
+            while let e = entry {
+                out.append((Array(e.key), Array(e.value)))
+                entry = try cursor.next()
+            }
+            return out
+        }
+        try txn.drop(table)
+        // The old order (target, link id, source) is the new order of keys and values: every put appends.
+        for entry in old where entry.key.count == 8 && entry.value.count == 16 {
+            let key = entry.key + entry.value[0..<4]
+            let count = entry.value.withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) }
+            guard count <= 1 << 24 else { continue }
+            let source = entry.value[4..<12]
+            for ordinal in 0..<count {
+                var value = Array(source)
+                withUnsafeBytes(of: ordinal.bigEndian) { value.append(contentsOf: $0) }
+                try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.putDuplicate(table, k, $0, last: true) } }
+            }
+        }
+    }
 }

@@ -51,23 +51,44 @@ enum FileLayout {
     /// The case-folded index of an indexed String property: same shape as `index`, keyed by the folded string.
     static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
-    /// Current file format version (meta key `format`). Format 2 seals values with checksums
-    /// (`SealedTables`); format 1 files are read and written as they are.
-    static let formatVersion: UInt32 = 2
-    /// The first format whose values carry checksums.
-    static let firstSealedFormat: UInt32 = 2
+    /// Current file format version (meta key `format`), written in new files. Each version says whether
+    /// values carry checksums (`SealedTables`) and how backlinks are keyed (`BacklinkTable`):
+    ///
+    /// | format | checksums | backlink key |
+    /// | --- | --- | --- |
+    /// | 1 | no | target |
+    /// | 2 | yes | target |
+    /// | 3 | no | target and link property (format 1 upgraded) |
+    /// | 4 | yes | target and link property |
+    /// | 5 | encrypted (`encryptedFormat`) | target and link property |
+    ///
+    /// Formats 1 and 2 are upgraded on the first read-write open (`FormatUpgrade`).
+    static let formatVersion: UInt32 = 4
+
+    /// Whether a file of `format` seals its values with checksums.
+    static func isSealed(_ format: UInt32) -> Bool { format == 2 || format == 4 }
+
+    /// The format a file of `format` is upgraded to when opened read-write; nil when it is current.
+    static func upgrade(of format: UInt32) -> UInt32? {
+        switch format {
+        case 1: return 3
+        case 2: return 4
+        default: return nil
+        }
+    }
+
     /// The meta key of the format version.
     static let formatKey = "format"
-    /// The format of an encrypted file: format 2 with its sealed values encrypted (AES-256-GCM) instead
+    /// The format of an encrypted file: format 4 with its sealed values encrypted (AES-256-GCM) instead
     /// of checksummed and its value-holding keys hashed (see the *Encryption* article).
-    static let encryptedFormat: UInt32 = 3
+    static let encryptedFormat: UInt32 = 5
     /// The newest format this version reads.
-    static let newestFormat: UInt32 = 3
+    static let newestFormat: UInt32 = 5
     /// The meta key of an encrypted file's key check (salt and an encrypted constant).
     static let keyCheckKey = "encryption"
 }
 
-/// The tables whose values end with a checksum in a file of format 2: `meta`, `changes` and the object
+/// The tables whose values end with a checksum in a file of a sealed format (2 and 4): `meta`, `changes` and the object
 /// (`o:`), List (`l:`), set (`s:`) and map (`m:`) tables. Index (`i:`, `f:`) and backlink (`b:`) entries
 /// carry none: they are derived from the records, and `Lattice.verify()` checks them against the records.
 struct SealedTables: SealPolicy {

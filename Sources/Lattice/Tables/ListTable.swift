@@ -3,10 +3,12 @@
 /// Keys in `l:<Class>.<prop>` are `[8-byte owner key][u32 big-endian chunk id]`. Chunk 0 is the
 /// directory: `[varint next id][varint n]` then n × `[varint chunk id][varint count]`, in list order.
 /// Every other chunk holds up to 256 element payloads (and at most 64 KiB unless it holds one) in the
-/// record layout. Reading entry i reads the directory and one chunk and decodes one payload;
-/// appending, inserting, replacing or removing one entry rewrites one chunk and the directory:
-/// O(n/256 + 256) work, never the whole list. An append that fits the last chunk copies that chunk's
-/// bytes as they are.
+/// record layout. Reading entry i reads one chunk and decodes one payload (the directory is decoded once
+/// per view and locates a chunk by binary search); inserting, replacing or removing one entry rewrites
+/// one chunk and the directory, working on the chunk's bytes (never one array per entry). An append
+/// that fits the last chunk copies its bytes and offsets as they are and patches the directory's last
+/// entry, leaving the directory for the caller to store (once per write transaction): O(256) work,
+/// whatever the length of the list.
 ///
 /// Operations take the directory the caller decoded (callers cache it per view of the file) and update
 /// it in place when they change it.
@@ -17,10 +19,102 @@ struct ListTable {
     static let chunkCapacity = 256
     static let chunkBytes = 64 << 10
 
+    /// A decoded directory: the chunks in list order, where each begins, and its encoding.
     struct Directory {
-        var nextID: UInt32 = 1
-        var chunks: [(id: UInt32, count: Int)] = []
-        var total: Int { chunks.reduce(0) { $0 + $1.count } }
+        private(set) var nextID: UInt32 = 1
+        private(set) var chunks: [(id: UInt32, count: Int)] = []
+        /// `starts[i]`: the list position of chunk i's first entry.
+        private var starts: [Int] = []
+        /// The number of entries.
+        private(set) var total = 0
+        /// The directory's bytes as stored, when known, and where the last chunk's entry begins in them.
+        private var encoded: [UInt8]?
+        private var lastEntry = 0
+
+        init() {}
+
+        /// A directory read from storage; `encoded` its bytes, the last chunk's entry starting at `lastEntry`.
+        init(nextID: UInt32, chunks: [(id: UInt32, count: Int)], encoded: [UInt8]?, lastEntry: Int) {
+            self.nextID = nextID
+            self.chunks = chunks
+            reindex(from: 0)
+            if !chunks.isEmpty, let encoded {
+                self.encoded = encoded
+                self.lastEntry = lastEntry
+            }
+        }
+
+        /// (chunk position, offset in chunk) of entry `index`, by binary search; `index == total` is just
+        /// past the last entry.
+        func locate(_ index: Int) -> (chunk: Int, offset: Int) {
+            guard !chunks.isEmpty else { return (-1, 0) }
+            if index >= total { return (chunks.count - 1, chunks[chunks.count - 1].count) }
+            var low = 0
+            var high = chunks.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if starts[mid] <= index { low = mid } else { high = mid - 1 }
+            }
+            return (low, index - starts[low])
+        }
+
+        /// A fresh chunk id.
+        mutating func newID() -> UInt32 {
+            defer { nextID += 1 }
+            encoded = nil
+            return nextID
+        }
+
+        /// Sets the number of entries of chunk `i`.
+        mutating func setCount(_ count: Int, ofChunk i: Int) {
+            let delta = count - chunks[i].count
+            chunks[i].count = count
+            total += delta
+            for j in (i + 1)..<chunks.count { starts[j] += delta }
+            guard i == chunks.count - 1, var bytes = encoded else { return encoded = nil }
+            // Only the last entry changed: patch it in the stored bytes instead of encoding them all.
+            encoded = nil
+            bytes.removeSubrange(lastEntry...)
+            Varint.append(UInt64(chunks[i].id), to: &bytes)
+            Varint.append(UInt64(count), to: &bytes)
+            encoded = bytes
+        }
+
+        /// Replaces the chunks at `range` with `entries`.
+        mutating func replaceChunks(_ range: Range<Int>, with entries: [(id: UInt32, count: Int)]) {
+            chunks.replaceSubrange(range, with: entries)
+            encoded = nil
+            reindex(from: range.lowerBound)
+        }
+
+        private mutating func reindex(from i: Int) {
+            starts.removeSubrange(min(i, starts.count)...)
+            var at = i == 0 ? 0 : starts[i - 1] + chunks[i - 1].count
+            for chunk in chunks[i...] {
+                starts.append(at)
+                at += chunk.count
+            }
+            total = at
+        }
+
+        /// The bytes to store (empty: the list is empty and the directory is deleted).
+        mutating func encode() -> [UInt8] {
+            if chunks.isEmpty { return [] }
+            if let encoded { return encoded }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(10 + chunks.count * 4)
+            Varint.append(UInt64(nextID), to: &bytes)
+            Varint.append(UInt64(chunks.count), to: &bytes)
+            for chunk in chunks.dropLast() {
+                Varint.append(UInt64(chunk.id), to: &bytes)
+                Varint.append(UInt64(chunk.count), to: &bytes)
+            }
+            lastEntry = bytes.count
+            Varint.append(UInt64(chunks[chunks.count - 1].id), to: &bytes)
+            Varint.append(UInt64(chunks[chunks.count - 1].count), to: &bytes)
+            encoded = bytes
+            return bytes
+        }
     }
 
     private func key(_ chunk: UInt32) -> [UInt8] {
@@ -34,7 +128,7 @@ struct ListTable {
         try key(0).withUnsafeBytes { k in
             try txn.get(table, k) { bytes -> Directory in
                 guard let bytes else { return Directory() }
-                guard let directory = ListTable.decodeDirectory(bytes) else {
+                guard let directory = ListTable.decodeDirectory(bytes, keepingBytes: true) else {
                     throw LatticeError.corruptFile(path: txn.env.path, reason: "the list directory of object key \(owner) in "
                         + "'\(txn.env.seals.name(of: table))' does not decode.")
                 }
@@ -45,7 +139,7 @@ struct ListTable {
 
     /// A directory's bytes decoded strictly: nil unless every chunk id is below the next id and every
     /// count within a chunk's capacity, with no byte left over.
-    static func decodeDirectory(_ bytes: Bytes) -> Directory? {
+    static func decodeDirectory(_ bytes: Bytes, keepingBytes: Bool = false) -> Directory? {
         var at = 0
         func next() -> UInt64? {
             guard at < bytes.count else { return nil }
@@ -53,30 +147,23 @@ struct ListTable {
             return at <= bytes.count ? value : nil
         }
         guard let nextID = next(), nextID <= UInt64(UInt32.max), let n = next(), n <= UInt64(bytes.count) else { return nil }
-        var directory = Directory(nextID: UInt32(nextID))
-        directory.chunks.reserveCapacity(Int(n))
+        var chunks: [(id: UInt32, count: Int)] = []
+        chunks.reserveCapacity(Int(n))
+        var lastEntry = at
         for _ in 0..<n {
+            lastEntry = at
             guard let id = next(), let count = next(), id > 0, id < nextID, count > 0, count <= UInt64(chunkCapacity) else { return nil }
-            directory.chunks.append((UInt32(id), Int(count)))
+            chunks.append((UInt32(id), Int(count)))
         }
-        return at == bytes.count ? directory : nil
-    }
-
-    /// (chunk position, offset in chunk) of entry `index`; `index == total` is just past the last entry.
-    private func locate(_ index: Int, in directory: Directory) -> (chunk: Int, offset: Int) {
-        var remaining = index
-        for (i, chunk) in directory.chunks.enumerated() {
-            if remaining < chunk.count { return (i, remaining) }
-            remaining -= chunk.count
-        }
-        return (directory.chunks.count - 1, directory.chunks.last?.count ?? 0)
+        guard at == bytes.count else { return nil }
+        return Directory(nextID: UInt32(nextID), chunks: chunks, encoded: keepingBytes ? Array(bytes) : nil, lastEntry: lastEntry)
     }
 
     /// Passes the payload of entry `index` to `body`; nil when out of range.
     func withPayload<R>(_ txn: Transaction, at index: Int, in directory: Directory,
                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard index >= 0, index < directory.total else { return nil }
-        let (chunk, offset) = locate(index, in: directory)
+        let (chunk, offset) = directory.locate(index)
         let entry = directory.chunks[chunk]
         return try key(entry.id).withUnsafeBytes { k in
             try txn.get(table, k) { bytes in
@@ -88,14 +175,16 @@ struct ListTable {
         }
     }
 
-    /// The payloads of the chunk a directory entry names (which must hold `count` of them).
-    private func chunk(_ txn: Transaction, _ entry: (id: UInt32, count: Int)) throws -> [[UInt8]] {
+    /// The payloads of the chunk a directory entry names (which must hold `count` of them): their bytes
+    /// back to back and where each ends.
+    private func chunk(_ txn: Transaction, _ entry: (id: UInt32, count: Int)) throws -> Chunk {
         try key(entry.id).withUnsafeBytes { k in
             try txn.get(table, k) { bytes in
                 guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
                     throw damagedChunk(txn, entry.id, found: bytes)
                 }
-                return (0..<view.count).map { Array(view.payload($0) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                let (payloads, ends) = view.payloads()
+                return Chunk(bytes: payloads, ends: ends)
             }
         }
     }
@@ -109,114 +198,110 @@ struct ListTable {
 
     /// Every payload, in order.
     func allPayloads(_ txn: Transaction, in directory: Directory) throws -> [[UInt8]] {
-        try directory.chunks.flatMap { try chunk(txn, $0) }
+        var out: [[UInt8]] = []
+        out.reserveCapacity(directory.total)
+        try forEachPayload(txn, in: directory) { out.append(Array($0)) }
+        return out
+    }
+
+    /// Passes every payload, in order, to `body`: one lookup per chunk, nothing copied.
+    func forEachPayload(_ txn: Transaction, in directory: Directory, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        for entry in directory.chunks {
+            try key(entry.id).withUnsafeBytes { k in
+                try txn.get(table, k) { bytes in
+                    guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
+                        throw damagedChunk(txn, entry.id, found: bytes)
+                    }
+                    for i in 0..<view.count { try body(view.payload(i) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+                }
+            }
+        }
     }
 
     // MARK: Writes
 
-    private func writeChunk(_ txn: Transaction, _ id: UInt32, _ payloads: ArraySlice<[UInt8]>) throws {
-        var bytes: [UInt8] = []
-        var ends: [Int] = []
-        ListTable.append(payloads, to: &bytes, ends: &ends)
-        try writeChunk(txn, id, bytes: bytes, ends: ends)
-    }
-
-    /// Writes a chunk whose payloads are `bytes`, entry i ending at `ends[i]`.
-    private func writeChunk(_ txn: Transaction, _ id: UInt32, bytes: [UInt8], ends: [Int]) throws {
+    /// Writes a chunk.
+    private func writeChunk(_ txn: Transaction, _ id: UInt32, _ chunk: Chunk) throws {
         var record: [UInt8] = []
-        Record.assemble(payloads: bytes, ends: ends, into: &record)
-        _ = try key(id).withUnsafeBytes { k in try record.withUnsafeBytes { try txn.put(table, k, $0) } }
+        Record.assemble(payloads: chunk.bytes, ends: chunk.ends, into: &record)
+        try writeChunk(txn, id, record: record)
     }
 
-    private static func append(_ payloads: some Sequence<[UInt8]>, to bytes: inout [UInt8], ends: inout [Int]) {
-        for payload in payloads {
-            bytes.append(contentsOf: payload)
-            ends.append(bytes.count)
-        }
+    private func writeChunk(_ txn: Transaction, _ id: UInt32, record: [UInt8]) throws {
+        _ = try key(id).withUnsafeBytes { k in try record.withUnsafeBytes { try txn.put(table, k, $0) } }
     }
 
     private func deleteChunk(_ txn: Transaction, _ id: UInt32) throws {
         _ = try key(id).withUnsafeBytes { try txn.delete(table, $0) }
     }
 
-    private func writeDirectory(_ txn: Transaction, _ directory: Directory) throws {
-        if directory.chunks.isEmpty { return try deleteChunk(txn, 0) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(10 + directory.chunks.count * 4)
-        Varint.append(UInt64(directory.nextID), to: &bytes)
-        Varint.append(UInt64(directory.chunks.count), to: &bytes)
-        for chunk in directory.chunks {
-            Varint.append(UInt64(chunk.id), to: &bytes)
-            Varint.append(UInt64(chunk.count), to: &bytes)
-        }
+    private func writeDirectory(_ txn: Transaction, _ directory: inout Directory) throws {
+        let bytes = directory.encode()
+        if bytes.isEmpty { return try deleteChunk(txn, 0) }
         _ = try key(0).withUnsafeBytes { k in try bytes.withUnsafeBytes { try txn.put(table, k, $0) } }
     }
 
-    /// Cuts payloads into chunk-sized runs.
-    private static func pieces(_ payloads: [[UInt8]]) -> [ArraySlice<[UInt8]>] {
-        var out: [ArraySlice<[UInt8]>] = []
-        var start = 0
-        var bytes = 0
-        for (i, payload) in payloads.enumerated() {
-            if i > start && (i - start == chunkCapacity || bytes + payload.count > chunkBytes) {
-                out.append(payloads[start..<i])
-                start = i
-                bytes = 0
-            }
-            bytes += payload.count
-        }
-        if start < payloads.count { out.append(payloads[start...]) }
-        return out
-    }
-
-    /// Inserts payloads before entry `index` (`index == count` appends).
-    func insert(_ txn: Transaction, _ payloads: [[UInt8]], at index: Int, directory: inout Directory) throws {
-        guard !payloads.isEmpty else { return }
-        if index == directory.total, !directory.chunks.isEmpty, try extendLastChunk(txn, &directory, with: payloads) {
-            return try writeDirectory(txn, directory)
-        }
-        let (chunk, offset) = locate(index, in: directory)
-        let position: Int
-        var existing: [[UInt8]]
-        if directory.chunks.isEmpty || (offset == directory.chunks[chunk].count && offset >= ListTable.chunkCapacity) {
-            // Appending past a full (or missing) last chunk starts a new one instead of rewriting it.
-            directory.chunks.append((directory.nextID, 0))
-            directory.nextID += 1
-            position = directory.chunks.count - 1
-            existing = payloads
-        } else {
-            position = chunk
-            existing = try self.chunk(txn, directory.chunks[chunk])
-            existing.insert(contentsOf: payloads, at: offset)
-        }
+    /// Writes `chunk` as the chunks replacing directory position `position` (none when it is empty; more
+    /// than one when it outgrew a chunk), the first keeping `id`.
+    private func store(_ txn: Transaction, _ chunk: Chunk, at position: Int, id: UInt32, in directory: inout Directory) throws {
         var entries: [(id: UInt32, count: Int)] = []
-        for (i, piece) in ListTable.pieces(existing).enumerated() {
-            let id: UInt32
-            if i == 0 {
-                id = directory.chunks[position].id
-            } else {
-                id = directory.nextID
-                directory.nextID += 1
-            }
-            try writeChunk(txn, id, piece)
-            entries.append((id, piece.count))
+        for (i, piece) in chunk.pieces().enumerated() {
+            let pieceID = i == 0 ? id : directory.newID()
+            try writeChunk(txn, pieceID, piece)
+            entries.append((pieceID, piece.count))
         }
-        directory.chunks.replaceSubrange(position...position, with: entries)
-        try writeDirectory(txn, directory)
+        if entries.isEmpty { try deleteChunk(txn, id) }
+        directory.replaceChunks(position..<position + 1, with: entries)
     }
 
-    /// Appends `payloads` to the last chunk when they fit in it, copying its bytes as they are instead of
-    /// splitting it into one array per entry; false, with nothing written, when they do not fit.
-    private func extendLastChunk(_ txn: Transaction, _ directory: inout Directory, with payloads: [[UInt8]]) throws -> Bool {
+    /// Stores `directory` (deletes it when the list is empty).
+    func store(_ txn: Transaction, _ directory: inout Directory) throws { try writeDirectory(txn, &directory) }
+
+    /// Inserts payloads before entry `index` (`index == count` appends). Returns whether the directory
+    /// was stored: an append to the last chunk leaves it to the caller unless `storingDirectory`.
+    @discardableResult
+    func insert(_ txn: Transaction, _ payloads: [[UInt8]], at index: Int, directory: inout Directory,
+                storingDirectory: Bool = true) throws -> Bool {
+        guard !payloads.isEmpty else { return true }
+        if index == directory.total, !directory.chunks.isEmpty, try appendToLastChunk(txn, &directory, payloads) {
+            if storingDirectory { try writeDirectory(txn, &directory) }
+            return storingDirectory
+        }
+        let (position, offset) = directory.locate(index)
+        if position < 0 || (offset == directory.chunks[position].count && offset >= ListTable.chunkCapacity) {
+            // Appending past a full (or missing) last chunk starts a new one instead of rewriting it.
+            let id = directory.newID()
+            directory.replaceChunks(directory.chunks.count..<directory.chunks.count, with: [(id, 0)])
+            var chunk = Chunk()
+            chunk.insert(payloads, at: 0)
+            try store(txn, chunk, at: directory.chunks.count - 1, id: id, in: &directory)
+        } else {
+            var chunk = try self.chunk(txn, directory.chunks[position])
+            chunk.insert(payloads, at: offset)
+            try store(txn, chunk, at: position, id: directory.chunks[position].id, in: &directory)
+        }
+        try writeDirectory(txn, &directory)
+        return true
+    }
+
+    /// Appends `payloads` to the last chunk when they fit in it, copying its offsets and payloads as they
+    /// are; false, with nothing written, when they do not fit.
+    private func appendToLastChunk(_ txn: Transaction, _ directory: inout Directory, _ payloads: [[UInt8]]) throws -> Bool {
         let last = directory.chunks.count - 1
-        guard directory.chunks[last].count + payloads.count <= ListTable.chunkCapacity else { return false }
-        guard var (bytes, ends) = try key(directory.chunks[last].id).withUnsafeBytes({ k in
-            try txn.get(table, k) { $0.flatMap(RecordView.init)?.payloads() }
-        }), ends.count == directory.chunks[last].count else { return false }
-        ListTable.append(payloads, to: &bytes, ends: &ends)
-        guard bytes.count <= ListTable.chunkBytes else { return false }
-        try writeChunk(txn, directory.chunks[last].id, bytes: bytes, ends: ends)
-        directory.chunks[last].count = ends.count
+        let entry = directory.chunks[last]
+        guard entry.count + payloads.count <= ListTable.chunkCapacity else { return false }
+        var record: [UInt8] = []
+        let fits = try key(entry.id).withUnsafeBytes { k in
+            try txn.get(table, k) { bytes -> Bool in
+                guard let bytes, let view = RecordView(bytes), view.count == entry.count else {
+                    throw damagedChunk(txn, entry.id, found: bytes)
+                }
+                return Record.appending(payloads, to: view, maxPayloadBytes: ListTable.chunkBytes, into: &record)
+            }
+        }
+        guard fits else { return false }
+        try writeChunk(txn, entry.id, record: record)
+        directory.setCount(entry.count + payloads.count, ofChunk: last)
         return true
     }
 
@@ -224,35 +309,101 @@ struct ListTable {
     func remove(_ txn: Transaction, _ range: Range<Int>, directory: inout Directory) throws -> [[UInt8]] {
         guard !range.isEmpty else { return [] }
         var removed: [[UInt8]] = []
-        var (position, offset) = locate(range.lowerBound, in: directory)
+        var (position, offset) = directory.locate(range.lowerBound)
         var remaining = range.count
-        while remaining > 0 && position < directory.chunks.count {
-            var payloads = try chunk(txn, directory.chunks[position])
-            let n = min(remaining, payloads.count - offset)
-            removed.append(contentsOf: payloads[offset..<offset + n])
-            payloads.removeSubrange(offset..<offset + n)
+        while remaining > 0 && position >= 0 && position < directory.chunks.count {
+            let entry = directory.chunks[position]
+            var chunk = try self.chunk(txn, entry)
+            let n = min(remaining, chunk.count - offset)
+            for i in offset..<offset + n { removed.append(Array(chunk.payload(i))) }
+            chunk.remove(offset..<offset + n)
             remaining -= n
-            if payloads.isEmpty {
-                try deleteChunk(txn, directory.chunks[position].id)
-                directory.chunks.remove(at: position)
+            if chunk.count == 0 {
+                try deleteChunk(txn, entry.id)
+                directory.replaceChunks(position..<position + 1, with: [])
             } else {
-                try writeChunk(txn, directory.chunks[position].id, payloads[...])
-                directory.chunks[position].count = payloads.count
+                try writeChunk(txn, entry.id, chunk)
+                directory.setCount(chunk.count, ofChunk: position)
                 position += 1
             }
             offset = 0
         }
-        try writeDirectory(txn, directory)
+        try writeDirectory(txn, &directory)
         return removed
     }
 
     /// Replaces entry `index`; returns the payload it held.
-    func replace(_ txn: Transaction, at index: Int, with payload: [UInt8], in directory: Directory) throws -> [UInt8] {
-        let (position, offset) = locate(index, in: directory)
-        var payloads = try chunk(txn, directory.chunks[position])
-        let old = payloads[offset]
-        payloads[offset] = payload
-        try writeChunk(txn, directory.chunks[position].id, payloads[...])
+    func replace(_ txn: Transaction, at index: Int, with payload: [UInt8], in directory: inout Directory) throws -> [UInt8] {
+        let (position, offset) = directory.locate(index)
+        let entry = directory.chunks[position]
+        var chunk = try self.chunk(txn, entry)
+        let old = Array(chunk.payload(offset))
+        chunk.remove(offset..<offset + 1)
+        chunk.insert([payload], at: offset)
+        if chunk.bytes.count <= ListTable.chunkBytes || chunk.count == 1 {
+            try writeChunk(txn, entry.id, chunk)  // the directory is unchanged
+        } else {
+            try store(txn, chunk, at: position, id: entry.id, in: &directory)
+            try writeDirectory(txn, &directory)
+        }
         return old
+    }
+}
+
+/// The payloads of one chunk, back to back, and where each ends: edited as bytes, never one array per entry.
+private struct Chunk {
+    var bytes: [UInt8] = []
+    var ends: [Int] = []
+
+    var count: Int { ends.count }
+
+    func start(_ i: Int) -> Int { i == 0 ? 0 : ends[i - 1] }
+
+    func payload(_ i: Int) -> ArraySlice<UInt8> { bytes[start(i)..<ends[i]] }
+
+    /// Inserts payloads before entry `offset`.
+    mutating func insert(_ payloads: [[UInt8]], at offset: Int) {
+        let at = start(offset)
+        var added: [UInt8] = []
+        var newEnds: [Int] = []
+        for payload in payloads {
+            added.append(contentsOf: payload)
+            newEnds.append(at + added.count)
+        }
+        bytes.insert(contentsOf: added, at: at)
+        for i in offset..<ends.count { ends[i] += added.count }
+        ends.insert(contentsOf: newEnds, at: offset)
+    }
+
+    /// Removes the entries in `range`.
+    mutating func remove(_ range: Range<Int>) {
+        guard !range.isEmpty else { return }
+        let from = start(range.lowerBound)
+        let to = ends[range.upperBound - 1]
+        bytes.removeSubrange(from..<to)
+        ends.removeSubrange(range)
+        for i in range.lowerBound..<ends.count { ends[i] -= to - from }
+    }
+
+    /// Cut into chunk-sized runs (at most `chunkCapacity` entries and `chunkBytes` bytes, unless one entry
+    /// is larger); none when empty.
+    func pieces() -> [Chunk] {
+        if count <= ListTable.chunkCapacity && bytes.count <= ListTable.chunkBytes { return count == 0 ? [] : [self] }
+        var out: [Chunk] = []
+        var first = 0
+        for i in 0..<count {
+            let size = ends[i] - start(first)
+            if i > first && (i - first == ListTable.chunkCapacity || size > ListTable.chunkBytes) {
+                out.append(slice(first..<i))
+                first = i
+            }
+        }
+        out.append(slice(first..<count))
+        return out
+    }
+
+    private func slice(_ range: Range<Int>) -> Chunk {
+        let base = start(range.lowerBound)
+        return Chunk(bytes: Array(bytes[base..<ends[range.upperBound - 1]]), ends: ends[range].map { $0 - base })
     }
 }
