@@ -122,7 +122,7 @@ final class EncryptionTests: XCTestCase {
         XCTAssertEqual(open.objects(SecretNote.self).count, 2)
         // The format stays readable without the key: an older reader refuses the file by its version.
         let format = try XCTUnwrap(RawLMDB.get(encrypted.path, database: "meta", key: Array("format".utf8)))
-        XCTAssertEqual(Array(format.prefix(4)), [3, 0, 0, 0])
+        XCTAssertEqual(Array(format.prefix(4)), [5, 0, 0, 0])
     }
 
     // MARK: Tampering
