@@ -13,7 +13,7 @@ final class InspectTests: CLITestCase {
         let result = try lattice("info", "people.lattice", "--json")
         XCTAssertEqual(result.status, 0, result.stderr)
         let info = try XCTUnwrap(try json(result.stdout) as? [String: Any])
-        XCTAssertEqual(info["formatVersion"] as? Int, 2)
+        XCTAssertEqual(info["formatVersion"] as? Int, 4)
         XCTAssertEqual(info["schemaVersion"] as? Int, 0)
         let size = try XCTUnwrap(info["fileSize"] as? Int)
         XCTAssertEqual(size, try FileManager.default.attributesOfItem(atPath: url("people.lattice").path)[.size] as? Int)
@@ -29,7 +29,7 @@ final class InspectTests: CLITestCase {
 
         let table = try lattice("info", "people.lattice")
         XCTAssertEqual(table.status, 0, table.stderr)
-        XCTAssertTrue(table.stdout.contains("Format version:  2"), table.stdout)
+        XCTAssertTrue(table.stdout.contains("Format version:  4"), table.stdout)
         XCTAssertTrue(table.stdout.contains("Schema version:  0"), table.stdout)
         let personRow = table.stdout.split(separator: "\n").first { $0.hasPrefix("CLIPerson") }.map(String.init) ?? ""
         XCTAssertEqual(personRow.split(separator: " ", omittingEmptySubsequences: true), ["CLIPerson", "30", "id", "id,", "name"])
