@@ -322,14 +322,10 @@ final class Seals: Sendable {
 
     private func seals(_ name: String) -> Bool { policy?.seals(name) ?? false }
 
-    /// Turns sealing on (format 2) or off (format 1) for the whole file, unencrypted.
+    /// Turns sealing on (formats 2 and 4) or off (formats 1 and 3) for the whole file, unencrypted.
     func enable(_ on: Bool) {
         state.withLock { state in
-            state.enabled = on
-            state.cipher = nil
-            state.sealed = []
-            state.ciphers = []
-            state.hashers = [:]
+            reset(&state, enabled: on, cipher: nil)
             if on { for (id, name) in state.names { state.mark(id, seals(name)) } }
         }
     }
@@ -339,16 +335,21 @@ final class Seals: Sendable {
     /// on and only check their key).
     func enable(_ cipher: FileCipher) {
         state.withLock { state in
-            state.enabled = true
-            state.cipher = cipher
-            state.sealed = []
-            state.ciphers = []
-            state.hashers = [:]
+            reset(&state, enabled: true, cipher: cipher)
             for (id, name) in state.names {
                 state.mark(id, seals(name))
                 state.encrypt(id, name, policy)
             }
         }
+    }
+
+    /// The whole file's sealing set anew: every table's mark and cipher forgotten.
+    private func reset(_ state: inout State, enabled: Bool, cipher: FileCipher?) {
+        state.enabled = enabled
+        state.cipher = cipher
+        state.sealed = []
+        state.ciphers = []
+        state.hashers = [:]
     }
 
     /// Records opened tables.
