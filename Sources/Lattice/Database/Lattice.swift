@@ -513,12 +513,23 @@ public final class Lattice {
     /// Marks everything read so far as possibly stale.
     func didChange() { generation &+= 1 }
 
-    /// Ends the read snapshot (keeping its transaction for reuse); the next read starts on the latest commit.
+    /// Whether records read through `txn` may be kept where the map has them instead of copied: in a
+    /// read snapshot of a live handle on a plaintext file. Such a record stays valid while the snapshot
+    /// is open, and objects use it only while the handle's generation is the one they read it at: every
+    /// end of the snapshot (`releaseSnapshot`) starts a new generation. A write transaction's values
+    /// move with its later updates, decrypted values live in scratch memory, and a frozen handle caches
+    /// copies (see `Object.attach`).
+    @inline(__always)
+    func lendsRecords(_ txn: Transaction) -> Bool { !txn.isWrite && !isEncrypted && frozenLock == nil }
+
+    /// Ends the read snapshot (keeping its transaction for reuse); the next read starts on the latest
+    /// commit. Starts a new generation: records lent by the snapshot (see `lendsRecords`) are not read again.
     func releaseSnapshot() {
         guard frozenLock == nil else { return }
         if snapshotOpen {
             // A snapshot shared with frozen handles stays theirs: let go of it instead of ending it.
             if reader?.sharedLock != nil { reader = nil } else { reader?.reset() }
+            didChange()
         }
         snapshotOpen = false
     }
@@ -529,12 +540,17 @@ public final class Lattice {
     @discardableResult
     public func refresh() -> Bool {
         if writer != nil || frozenLock != nil { return false }
-        let before = snapshotOpen ? reader?.id ?? -1 : -1
+        // Nothing committed since the snapshot began: it stays open, and what was read from it current
+        // (unless the map waits to grow: that needs every snapshot of the process closed).
+        if snapshotOpen, let reader, reader.id == env.lastTransactionID, !env.gate.resizeWaiting {
+            deliverNotifications()
+            return false
+        }
         releaseSnapshot()
-        let after = reading("the latest snapshot") { $0.id }
-        if after != before { didChange() }
+        _ = reading("the latest snapshot") { $0.id }
+        didChange()
         deliverNotifications()
-        return after != before
+        return true
     }
 
     /// Releases the snapshot so its pages can be reused (the next read starts a new one). Objects read
@@ -572,12 +588,27 @@ public final class Lattice {
         return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }
     }
 
-    /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: the record is
-    /// copied once, straight into the storage the object keeps.
+    /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: its record is
+    /// read in place (see `lendsRecords`) or copied once, straight into the storage the object keeps.
     func fetchObject(_ info: ClassInfo, key: Int64) throws -> Object? {
-        guard let storage = try fetchStorage(info, key: key) else { return nil }
-        let object = info.type.init()
-        object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
+        let txn = try readTransaction()
+        return try KeyCodec.withObjectKey(key) { k in
+            try txn.get(info.objectsTable, k) { bytes in
+                bytes.map { materialize(info.type, info, key: key, bytes: $0, in: txn) }
+            }
+        }
+    }
+
+    /// A managed instance of class `type` of the stored object `key` whose record `txn` returned as `bytes`:
+    /// the object reads the record where it is when `txn` lends it, from a copy otherwise.
+    func materialize(_ type: Object.Type, _ info: ClassInfo, key: Int64, bytes: UnsafeRawBufferPointer, in txn: Transaction) -> Object {
+        let object = type.init()
+        if lendsRecords(txn) {
+            object.attach(to: self, info: info, key: key, storage: nil, slice: RecordSlice(bytes))
+        } else {
+            let storage = RecordStorage.copy(bytes)
+            object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
+        }
         return object
     }
 
@@ -591,10 +622,16 @@ public final class Lattice {
     /// A managed instance of class `type` of the stored object `key`, its record read now (one lookup;
     /// none found: the instance reads as deleted).
     func materializeReading(_ type: Object.Type, _ info: ClassInfo, key: Int64) -> Object {
-        let record = reading("a '\(info.name)' object") { _ in try fetchRecord(info, key: key) }
-        let object = type.init()
-        object.attach(to: self, info: info, key: key, record: record)
-        return object
+        reading("a '\(info.name)' object") { txn in
+            try KeyCodec.withObjectKey(key) { k in
+                try txn.get(info.objectsTable, k) { bytes in
+                    if let bytes { return materialize(type, info, key: key, bytes: bytes, in: txn) }
+                    let object = type.init()
+                    object.attach(to: self, info: info, key: key, record: nil)
+                    return object
+                }
+            }
+        }
     }
 
     /// A managed instance (of class `info.type`) of the stored object `key`, for non-generic callers.

@@ -24,9 +24,10 @@ open class Object: CustomStringConvertible, Hashable {
     /// The class as the handle stores it; unowned: the handle (kept alive by `_lattice`) owns it.
     @exclusivity(unchecked) final unowned(unsafe) var _info: ClassInfo?
     @exclusivity(unchecked) final var _key: Int64 = 0
-    /// The cached record copy (see `_record`), valid while `_generation` equals the handle's: the
-    /// storage owning it, and where it is. Kept apart so that a property read loads the slice without
-    /// retaining the storage.
+    /// The cached record (see `_record`), valid while `_generation` equals the handle's: the storage
+    /// owning its copy, and where it is. Kept apart so that a property read loads the slice without
+    /// retaining the storage. A slice without storage is lent by the handle's read snapshot (see
+    /// `Lattice.lendsRecords`): property reads use it in its generation; anything else reads a copy.
     @exclusivity(unchecked) final var _storage: RecordStorage?
     @usableFromInline @exclusivity(unchecked) final var _slice: RecordSlice?
     @usableFromInline @exclusivity(unchecked) final var _generation: UInt64 = 0
@@ -36,7 +37,7 @@ open class Object: CustomStringConvertible, Hashable {
     /// a record with another stamp under the same key is a different, re-created object.
     @exclusivity(unchecked) final var _stamp: UInt64 = 0
 
-    /// The cached record copy; nil when none is cached.
+    /// The cached record copy; nil when none is cached (or the cached one is lent, not copied).
     final var _record: RecordBuffer? {
         get {
             guard let storage = _storage, let slice = _slice else { return nil }
@@ -98,18 +99,34 @@ open class Object: CustomStringConvertible, Hashable {
 
     /// The current record, fetched again when the handle's view changed; nil when deleted or invalidated.
     final func currentRecord(_ lattice: Lattice) throws -> RecordBuffer? {
-        if _epoch != lattice.epoch { return nil }
-        if _generation == lattice.generation, let record = _record { return record }
-        guard let info = _info, let record = try lattice.fetchRecord(info, key: _key) else { return nil }
-        let stamp = record.stamp
-        if _stamp == 0 {
-            _stamp = stamp
-        } else if stamp != _stamp {
-            return nil
+        try refreshRecord(lattice, copied: true) ? _record : nil
+    }
+
+    /// Makes the cached record current, reading it again when the handle's view changed: in place when
+    /// the snapshot lends it (see `Lattice.lendsRecords`) unless `copied`. False when the object was
+    /// deleted (or re-created) or the handle invalidated.
+    private final func refreshRecord(_ lattice: Lattice, copied: Bool) throws -> Bool {
+        if _epoch != lattice.epoch { return false }
+        if _generation == lattice.generation, _slice != nil, !copied || _storage != nil { return true }
+        guard let info = _info else { return false }
+        let txn = try lattice.readTransaction()
+        return try KeyCodec.withObjectKey(_key) { k in
+            try txn.get(info.objectsTable, k) { bytes in
+                guard let bytes else { return false }
+                let storage = copied || !lattice.lendsRecords(txn) ? RecordStorage.copy(bytes) : nil
+                let slice = RecordSlice(storage?.bytes ?? bytes)
+                let stamp = slice.layout.stamp
+                if _stamp == 0 {
+                    _stamp = stamp
+                } else if stamp != _stamp {
+                    return false
+                }
+                _storage = storage
+                _slice = slice
+                _generation = lattice.generation
+                return true
+            }
         }
-        _record = record
-        _generation = lattice.generation
-        return record
     }
 
     /// The record of a managed object; stops with a clear message if the object is gone
@@ -118,7 +135,9 @@ open class Object: CustomStringConvertible, Hashable {
     final func liveRecord(_ lattice: Lattice) -> RecordBuffer {
         // A current generation implies the current epoch (see `Lattice.epoch`).
         if _generation == lattice.generation, let record = _record { return record }
-        return refetchRecord(lattice)
+        requireRecord(lattice, copied: true)
+        guard let record = _record else { preconditionFailure("requireRecord(copied: true) leaves a copied record cached") }
+        return record
     }
 
     /// After a change of the handle that rewrote no record of this object: its cached record, current at
@@ -127,11 +146,11 @@ open class Object: CustomStringConvertible, Hashable {
         if _generation == before, _slice != nil, _epoch == lattice.epoch { _generation = lattice.generation }
     }
 
-    /// `liveRecord` once the cached record is stale or missing.
+    /// `refreshRecord`, stopping when the object is gone (property accessors cannot throw).
     @inline(never)
-    private final func refetchRecord(_ lattice: Lattice) -> RecordBuffer {
+    private final func requireRecord(_ lattice: Lattice, copied: Bool) {
         do {
-            if let record = try currentRecord(lattice) { return record }
+            if try refreshRecord(lattice, copied: copied) { return }
         } catch {
             fatalError(Lattice.stopMessage("reading a '\(_info?.name ?? "\(type(of: self))")' object (object key \(_key))",
                                            path: lattice.env.path, error))
@@ -158,8 +177,9 @@ open class Object: CustomStringConvertible, Hashable {
     /// `_read` once the cached record is stale or missing.
     @usableFromInline
     final func _readFetching<V: _Persistable>(_ lattice: Lattice, column: Int) -> V {
-        liveRecord(lattice).withPayload(column) { payload in
-            guard let payload else { return V._latticeDefault }
+        requireRecord(lattice, copied: false)
+        return withExtendedLifetime(_storage) {
+            guard let payload = _slice?.payload(column) else { return V._latticeDefault }
             return V._latticeDecode(payload)
         }
     }
@@ -219,7 +239,7 @@ open class Object: CustomStringConvertible, Hashable {
     /// holds the object it stood for). Nil otherwise. Only for classes that opted in and keep no state
     /// besides `@Persisted` properties (`ClassInfo.recyclable`): spares an iterator the allocation, set-up
     /// and release of an object on every step of a loop that keeps none.
-    static func recycled(_ spare: inout Object?, _ lattice: Lattice, key: Int64, storage: Unmanaged<RecordStorage>,
+    static func recycled(_ spare: inout Object?, _ lattice: Lattice, key: Int64, storage: Unmanaged<RecordStorage>?,
                          slice: RecordSlice) -> Object? {
         guard isKnownUniquelyReferenced(&spare), let address = unsafeBitCast(spare, to: UnsafeRawPointer?.self) else { return nil }
         // Unmanaged: no retain and release around each check of this hot path (`spare` keeps it alive).

@@ -113,7 +113,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             return lattice.reading("the objects of '\(info.name)'") { txn in
                 try txn.withCursor(info.objectsTable) { cursor in
                     try (first ? cursor.first() : cursor.last()).map {
-                        lattice.materialize(Element.self, info, key: KeyCodec.int($0.key), record: RecordBuffer.make($0.value))
+                        unsafeDowncast(lattice.materialize(Element.self, info, key: KeyCodec.int($0.key), bytes: $0.value, in: txn),
+                                       to: Element.self)
                     }
                 }
             }

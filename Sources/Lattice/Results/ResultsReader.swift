@@ -24,7 +24,8 @@ struct ResultsReader {
     private var walk: ResultsWalk?
     /// The position in `keys` of the next object (used with a snapshot of keys).
     private(set) var position = 0
-    /// The objects read ahead, their records all in `batchStorage`.
+    /// The objects read ahead, their records all in `batchStorage`, or in the map when the snapshot
+    /// lends them (see `Lattice.lendsRecords`; the batch is then used only within its generation).
     private var batch: [BatchEntry] = []
     private var batchStorage: RecordStorage?
     private var batchOffset = 0
@@ -60,14 +61,14 @@ struct ResultsReader {
             batchOffset += 1
             position += 1
             walk?.after = entry.key
-            // A batch with a record has its storage.
-            guard let slice = entry.slice, let storage = batchStorage.map(Unmanaged.passUnretained) else { continue }
+            guard let slice = entry.slice else { continue }
+            let storage = batchStorage.map(Unmanaged.passUnretained)
             if recyclable, let object = Object.recycled(&spare, lattice, key: entry.key, storage: storage, slice: slice) {
                 return object
             }
             guard let info else { return nil }
             let object = type.init()
-            object.attach(to: lattice, info: info, key: entry.key, storage: storage.takeUnretainedValue(), slice: slice)
+            object.attach(to: lattice, info: info, key: entry.key, storage: storage?.takeUnretainedValue(), slice: slice)
             spare = object
             return object
         }
@@ -115,8 +116,9 @@ struct ResultsReader {
                         if !read.take(key, entry?.value) { break }
                     }
                 }
-                // Bytes in the map stay valid until the cursor closes: copy them all at once now.
-                return read.copy(into: &entries)
+                // Records lent by the snapshot are read where they are; others (in a write transaction,
+                // decrypted) stay valid only until the cursor closes: copy them all at once now.
+                return lattice.lendsRecords(txn) ? read.lend(into: &entries) : read.copy(into: &entries)
             }
         }
         batch = entries
@@ -227,6 +229,13 @@ private struct BatchRead {
         bytes += value?.count ?? 0
         // A batch's storage lives while any of its objects does: keep it small.
         return bytes < BatchRead.maxBytes
+    }
+
+    /// Fills `entries` (emptied, its capacity reused) with the gathered records where they are; no storage.
+    func lend(into entries: inout [BatchEntry]) -> RecordStorage? {
+        entries.removeAll(keepingCapacity: true)
+        for (key, bytes) in found { entries.append(BatchEntry(key: key, slice: bytes.map(RecordSlice.init))) }
+        return nil
     }
 
     /// Copies the gathered records out of the map into one storage, returned; `entries` (emptied,

@@ -40,6 +40,13 @@ final class SnapshotGate: @unchecked Sendable {
         return open
     }
 
+    /// Whether a re-size waits for the open snapshots to end (a handle refreshing then ends its own).
+    var resizeWaiting: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return resizesWaiting > 0
+    }
+
     /// Starts a snapshot with `begin`, so that no re-size runs at the same time, and counts it.
     /// `begin` is handed a function that waits (at most 5 s) until no other snapshot is open, for when
     /// it must adopt a map another process grew; it returns whether the wait succeeded.
