@@ -95,6 +95,11 @@ struct RoundRunner {
         defer { token?.invalidate() }
         s.record(.insert, try timed { try db.insert(data.main) }.0)
         s.recordSize("after step 1", fileSize(path))
+        // For looking inside the file after step 1 (for example with LMDB's `mdb_stat`): a copy of it.
+        if let copy = ProcessInfo.processInfo.environment["LATTICE_BENCH_KEEP_STEP1"], round == 1, !encrypted, !observed {
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+        }
         let (tGet, sum) = timed { db.getByID(data.lookupIDs) }
         s.record(.get, tGet); c.getSum = sum
         let (tScan, scan) = timed { db.scanAll() }
