@@ -592,6 +592,13 @@ public final class Lattice {
     /// read in place (see `lendsRecords`) or copied once, straight into the storage the object keeps.
     func fetchObject(_ info: ClassInfo, key: Int64) throws -> Object? {
         let txn = try readTransaction()
+        if lendsRecords(txn) {
+            // The bytes stay valid after `get` returns (see `lendsRecords`); the object is made outside it.
+            guard let bytes = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0 } }) else { return nil }
+            let object = info.type.init()
+            object.attach(to: self, info: info, key: key, storage: nil, slice: RecordSlice(bytes))
+            return object
+        }
         return try KeyCodec.withObjectKey(key) { k in
             try txn.get(info.objectsTable, k) { bytes in
                 bytes.map { materialize(info.type, info, key: key, bytes: $0, in: txn) }
