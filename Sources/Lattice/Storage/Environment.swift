@@ -310,7 +310,15 @@ final class Environment: @unchecked Sendable {
 
     // MARK: Errors
 
+    /// Throws the error of a failed LMDB call. Inlined: every cursor step and lookup checks a code, and
+    /// almost always it is 0.
+    @inline(__always)
     func check(_ rc: Int32) throws {
+        if rc != 0 { try fail(rc) }
+    }
+
+    @inline(never)
+    private func fail(_ rc: Int32) throws {
         try Environment.check(rc, path: path)
     }
 
