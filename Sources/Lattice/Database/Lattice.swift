@@ -590,20 +590,23 @@ public final class Lattice {
 
     /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: its record is
     /// read in place (see `lendsRecords`) or copied once, straight into the storage the object keeps.
+    /// Either way the object is made outside the lookup's closure (inside it, what the closure captures is
+    /// retained and released around every call).
     func fetchObject(_ info: ClassInfo, key: Int64) throws -> Object? {
         let txn = try readTransaction()
         if lendsRecords(txn) {
-            // The bytes stay valid after `get` returns (see `lendsRecords`); the object is made outside it.
+            // The bytes stay valid after `get` returns (see `lendsRecords`).
             guard let bytes = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0 } }) else { return nil }
             let object = info.type.init()
             object.attach(to: self, info: info, key: key, storage: nil, slice: RecordSlice(bytes))
             return object
         }
-        return try KeyCodec.withObjectKey(key) { k in
-            try txn.get(info.objectsTable, k) { bytes in
-                bytes.map { materialize(info.type, info, key: key, bytes: $0, in: txn) }
-            }
+        guard let storage = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }) else {
+            return nil
         }
+        let object = info.type.init()
+        object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
+        return object
     }
 
     /// A managed instance of class `type` of the stored object `key` whose record `txn` returned as `bytes`:
