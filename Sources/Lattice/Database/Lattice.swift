@@ -588,24 +588,24 @@ public final class Lattice {
         return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }
     }
 
-    /// A managed instance (of class `info.type`) of the object stored under `key`, or nil: its record is
-    /// read in place (see `lendsRecords`) or copied once, straight into the storage the object keeps.
-    /// Either way the object is made outside the lookup's closure (inside it, what the closure captures is
-    /// retained and released around every call).
-    func fetchObject(_ info: ClassInfo, key: Int64) throws -> Object? {
+    /// A managed instance (of class `type`, by default `info.type`) of the object stored under `key`, or
+    /// nil: its record is read in place (see `lendsRecords`) or copied once, straight into the storage the
+    /// object keeps. The object is made outside the lookup's closure (inside it, what the closure
+    /// captures is retained and released around every call).
+    func fetchObject(_ info: ClassInfo, key: Int64, type: Object.Type? = nil) throws -> Object? {
         let txn = try readTransaction()
+        let storage: RecordStorage?
+        let bytes: UnsafeRawBufferPointer
         if lendsRecords(txn) {
             // The bytes stay valid after `get` returns (see `lendsRecords`).
-            guard let bytes = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0 } }) else { return nil }
-            let object = info.type.init()
-            object.attach(to: self, info: info, key: key, storage: nil, slice: RecordSlice(bytes))
-            return object
+            guard let lent = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0 } }) else { return nil }
+            (storage, bytes) = (nil, lent)
+        } else {
+            guard let copy = try fetchStorage(info, key: key) else { return nil }
+            (storage, bytes) = (copy, copy.bytes)
         }
-        guard let storage = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }) else {
-            return nil
-        }
-        let object = info.type.init()
-        object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
+        let object = (type ?? info.type).init()
+        object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(bytes))
         return object
     }
 
@@ -632,16 +632,10 @@ public final class Lattice {
     /// A managed instance of class `type` of the stored object `key`, its record read now (one lookup;
     /// none found: the instance reads as deleted).
     func materializeReading(_ type: Object.Type, _ info: ClassInfo, key: Int64) -> Object {
-        reading("a '\(info.name)' object") { txn in
-            try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsTable, k) { bytes in
-                    if let bytes { return materialize(type, info, key: key, bytes: bytes, in: txn) }
-                    let object = type.init()
-                    object.attach(to: self, info: info, key: key, record: nil)
-                    return object
-                }
-            }
-        }
+        if let object = reading("a '\(info.name)' object", { _ in try fetchObject(info, key: key, type: type) }) { return object }
+        let object = type.init()
+        object.attach(to: self, info: info, key: key, record: nil)
+        return object
     }
 
     /// A managed instance (of class `info.type`) of the stored object `key`, for non-generic callers.
