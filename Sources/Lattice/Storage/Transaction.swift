@@ -54,9 +54,6 @@ final class Transaction {
     private var sealCapacity = 0
     /// The page size, for `ValueBounds` (0 for the write transaction, whose new pages are not in the map).
     private let pageSize: Int
-    /// Cursors of this read transaction not in use, kept for reuse (see `takeCursor`), with their
-    /// table's flags when they were opened.
-    private var idleCursors: [(table: Table, flags: UInt32, cursor: OpaquePointer)] = []
 
     private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
 
@@ -269,45 +266,14 @@ final class Transaction {
     }
 
     private func unsynchronizedCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
-        let cursor = try takeCursor(table)
-        defer { putBack(cursor, table) }
+        var cursor: OpaquePointer?
+        try env.check(mdb_cursor_open(txn, table.id, &cursor))
+        defer { mdb_cursor_close(cursor) }
         let sealed = isSealed(table)
         let cipher = sealed ? cipher(table) : nil
         var c = Cursor(handle: cursor, env: env, residentPages: residentPages, table: table, sealed: sealed, pageSize: pageSize,
                        cipher: cipher, arena: cipher.map { _ in ValueArena() })
         return try body(&c)
-    }
-
-    /// A cursor on `table`: an idle one of this read transaction renewed (`mdb_cursor_renew`: no
-    /// allocation, as LMDB allows for read-only transactions), or a new one.
-    private func takeCursor(_ table: Table) throws -> OpaquePointer? {
-        var flags: UInt32 = 0
-        if !isWrite, let i = idleCursors.firstIndex(where: { $0.table == table }), mdb_dbi_flags(txn, table.id, &flags) == 0 {
-            let idle = idleCursors.remove(at: i)
-            // A table dropped and another opened under the same handle may differ in kind (sorted duplicates).
-            if idle.flags == flags, mdb_cursor_renew(txn, idle.cursor) == 0 { return idle.cursor }
-            mdb_cursor_close(idle.cursor)
-        }
-        var cursor: OpaquePointer?
-        try env.check(mdb_cursor_open(txn, table.id, &cursor))
-        return cursor
-    }
-
-    /// Ends the use of a cursor from `takeCursor`: a read transaction keeps a few for the next walk.
-    private func putBack(_ cursor: OpaquePointer?, _ table: Table) {
-        var flags: UInt32 = 0
-        guard !isWrite, let cursor, idleCursors.count < 8, mdb_dbi_flags(txn, table.id, &flags) == 0 else {
-            mdb_cursor_close(cursor)
-            return
-        }
-        idleCursors.append((table, flags, cursor))
-    }
-
-    /// Closes the cursors kept for reuse (before the transaction is freed: LMDB leaves read-only
-    /// transactions' cursors to their owner).
-    private func closeIdleCursors() {
-        for idle in idleCursors { mdb_cursor_close(idle.cursor) }
-        idleCursors.removeAll()
     }
 
     // MARK: Writes
@@ -434,7 +400,6 @@ final class Transaction {
             releaseWriteClaim()
         } else {
             reset()
-            closeIdleCursors()
             if let txn { mdb_txn_abort(txn) }
         }
         txn = nil
