@@ -613,13 +613,17 @@ public final class Lattice {
     /// the object reads the record where it is when `txn` lends it, from a copy otherwise.
     func materialize(_ type: Object.Type, _ info: ClassInfo, key: Int64, bytes: UnsafeRawBufferPointer, in txn: Transaction) -> Object {
         let object = type.init()
-        if lendsRecords(txn) {
-            object.attach(to: self, info: info, key: key, storage: nil, slice: RecordSlice(bytes))
-        } else {
-            let storage = RecordStorage.copy(bytes)
-            object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(storage.bytes))
-        }
+        let kept = keptRecord(bytes, in: txn)
+        object.attach(to: self, info: info, key: key, storage: kept.storage, slice: kept.slice)
         return object
+    }
+
+    /// How an object keeps a record `txn` returned as `bytes`: where it is when `txn` lends it (see
+    /// `lendsRecords`) and no copy is asked for, otherwise a copy in a storage of its own.
+    func keptRecord(_ bytes: UnsafeRawBufferPointer, in txn: Transaction, copied: Bool = false) -> (storage: RecordStorage?, slice: RecordSlice) {
+        if !copied && lendsRecords(txn) { return (nil, RecordSlice(bytes)) }
+        let storage = RecordStorage.copy(bytes)
+        return (storage, RecordSlice(storage.bytes))
     }
 
     /// A managed instance of the stored object `key`.

@@ -113,8 +113,7 @@ open class Object: CustomStringConvertible, Hashable {
         return try KeyCodec.withObjectKey(_key) { k in
             try txn.get(info.objectsTable, k) { bytes in
                 guard let bytes else { return false }
-                let storage = copied || !lattice.lendsRecords(txn) ? RecordStorage.copy(bytes) : nil
-                let slice = RecordSlice(storage?.bytes ?? bytes)
+                let (storage, slice) = lattice.keptRecord(bytes, in: txn, copied: copied)
                 let stamp = slice.layout.stamp
                 if _stamp == 0 {
                     _stamp = stamp
