@@ -87,7 +87,7 @@ extension LinkingObjects {
     /// object it links to). The backlinks of an unmanaged object cannot be observed (`.error`).
     public func observe(keyPaths: [String]? = nil,
                         _ block: @escaping (LatticeCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
-        guard let managed, let (originInfo, originProperty) = origin else {
+        guard let managed, let originInfo, let originProperty = originLink else {
             block(.error(LatticeError.unsupported(feature: "Observing the linking objects of an unmanaged object")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }

@@ -24,32 +24,31 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public init() {
         managed = nil
         originProperty = nil
-        origin = nil
+        (originInfo, originLink) = (nil, nil)
     }
 
     init(originProperty: String) {
         managed = nil
         self.originProperty = originProperty
-        origin = nil
+        (originInfo, originLink) = (nil, nil)
     }
 
     init(managed: ManagedCollection) {
         self.managed = managed
         originProperty = nil
-        origin = LinkingObjects.origin(of: managed)
+        let origin = managed.property.target
+        let link = managed.property.property.originProperty.flatMap { origin?.property(named: $0) }
+        (originInfo, originLink) = link == nil ? (nil, nil) : (origin, link)
     }
 
-    /// The origin class and its linking property, found when the collection is made.
-    let origin: (ClassInfo, PropertyInfo)?
-
-    private static func origin(of managed: ManagedCollection) -> (ClassInfo, PropertyInfo)? {
-        guard let origin = managed.property.target, let name = managed.property.property.originProperty,
-              let property = origin.property(named: name) else { return nil }
-        return (origin, property)
-    }
+    /// The origin class and its linking property, found when the collection is made (both nil while
+    /// unmanaged). Two fields, not an optional tuple: every read of the collection checks them, and
+    /// copying an optional tuple of references runs an outlined copy with its own retains.
+    let originInfo: ClassInfo?
+    let originLink: PropertyInfo?
 
     private func keys() -> [Int64] {
-        guard let managed, let (_, property) = origin else { return [] }
+        guard let managed, let property = originLink else { return [] }
         let lattice = managed.lattice
         return lattice.synchronized {
             if cache.generation == lattice.generation { return cache.keys }
@@ -70,7 +69,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
 
     /// The first position of `object` among the linking objects, or nil.
     public func index(of object: Element) -> Int? {
-        guard let managed, object._lattice?.env === managed.lattice.env, let (originInfo, _) = origin,
+        guard let managed, object._lattice?.env === managed.lattice.env, let originInfo,
               object._info?.name == originInfo.name else { return nil }
         return keys().firstIndex(of: object._key)
     }
@@ -82,7 +81,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.
     public var count: Int {
-        guard let managed, let (_, property) = origin else { return 0 }
+        guard let managed, let property = originLink else { return 0 }
         let lattice = managed.lattice
         return lattice.synchronized {
             if cache.generation == lattice.generation { return cache.keys.count }
@@ -94,8 +93,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public subscript(position: Int) -> Element {
         let keys = keys()
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
-        let (originInfo, _) = origin!
-        let lattice = managed!.lattice
+        guard let originInfo, let lattice = managed?.lattice else { preconditionFailure("a non-empty LinkingObjects is managed") }
         let object = lattice.synchronized {
             cache.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: Element.self)
         }
@@ -105,19 +103,21 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     }
 
     /// The first linking object, or nil: one object read.
-    public var first: Element? { keys().first.map(object(key:)) }
+    public var first: Element? { end(first: true) }
 
     /// The last linking object, or nil: one object read.
-    public var last: Element? { keys().last.map(object(key:)) }
+    public var last: Element? { end(first: false) }
 
-    private func object(key: Int64) -> Element {
-        unsafeDowncast(managed!.lattice.materializeReading(Element.self, origin!.0, key: key), to: Element.self)
+    private func end(first: Bool) -> Element? {
+        let keys = keys()
+        guard let managed, let originInfo, let key = first ? keys.first : keys.last else { return nil }
+        return unsafeDowncast(managed.lattice.materializeReading(Element.self, originInfo, key: key), to: Element.self)
     }
 
     /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over
     /// ``Results`` does (an instance the loop did not keep may be handed out again).
     public func makeIterator() -> Iterator {
-        guard let managed, let (originInfo, _) = origin else { return Iterator(reader: nil) }
+        guard let managed, let originInfo else { return Iterator(reader: nil) }
         return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: originInfo, type: Element.self, keys: keys()))
     }
 

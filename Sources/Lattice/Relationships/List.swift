@@ -245,10 +245,9 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     private func end(first: Bool) -> Element? {
         guard let managed else { return first ? values.first : values.last }
         if let target = objectTarget, let keys = objectKeys(managed) {
+            guard let key = first ? keys.first : keys.last else { return nil }
             // `objectTarget` made sure the instances are of class `Element`.
-            return (first ? keys.first : keys.last).map {
-                unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: $0), to: Element.self)
-            }
+            return unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: key), to: Element.self)
         }
         let n = count
         return n == 0 ? nil : self[first ? 0 : n - 1]

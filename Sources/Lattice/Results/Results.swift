@@ -111,17 +111,17 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         guard let info else { return nil }
         if isWholeClass {
             return lattice.reading("the objects of '\(info.name)'") { txn in
-                try txn.withCursor(info.objectsTable) { cursor in
-                    try (first ? cursor.first() : cursor.last()).map {
-                        unsafeDowncast(lattice.materialize(Element.self, info, key: KeyCodec.int($0.key), bytes: $0.value, in: txn),
-                                       to: Element.self)
-                    }
+                try txn.withCursor(info.objectsTable) { cursor -> Element? in
+                    guard let entry = try first ? cursor.first() : cursor.last() else { return nil }
+                    return unsafeDowncast(lattice.materialize(Element.self, info, key: KeyCodec.int(entry.key), bytes: entry.value, in: txn),
+                                          to: Element.self)
                 }
             }
         }
         let keys = keys()
+        guard let key = first ? keys.first : keys.last else { return nil }
         // `materializeReading` creates an instance of `Element.self`.
-        return (first ? keys.first : keys.last).map { unsafeDowncast(lattice.materializeReading(Element.self, info, key: $0), to: Element.self) }
+        return unsafeDowncast(lattice.materializeReading(Element.self, info, key: key), to: Element.self)
     }
 
     /// The objects transformed in order, read as a `for … in` loop reads them (in batches, an instance not
