@@ -9,56 +9,33 @@
 /// one seek in the backlink table, listing one seek plus one step per linking object, whatever the
 /// size of the database. Empty while the object is unmanaged.
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection, OriginDeclaring {
-    let managed: ManagedCollection?
     /// The declaration's origin property (`@Persisted(originProperty:)`), read when the model is reflected.
     let originProperty: String?
-    private let cache = Cache()
-
-    final class Cache {
-        var generation: UInt64 = 0
-        var keys: [Int64] = []
-        let positional = PositionalReader()
-    }
+    private let state: LinkingObjectsState
 
     /// Empty (the value of an unmanaged object's property).
     public init() {
-        managed = nil
         originProperty = nil
-        (originInfo, originLink) = (nil, nil)
+        state = LinkingObjectsState(managed: nil)
     }
 
     init(originProperty: String) {
-        managed = nil
         self.originProperty = originProperty
-        (originInfo, originLink) = (nil, nil)
+        state = LinkingObjectsState(managed: nil)
     }
 
     init(managed: ManagedCollection) {
-        self.managed = managed
         originProperty = nil
-        let origin = managed.property.target
-        let link = managed.property.property.originProperty.flatMap { origin?.property(named: $0) }
-        (originInfo, originLink) = link == nil ? (nil, nil) : (origin, link)
+        state = LinkingObjectsState(managed: managed)
     }
 
-    /// The origin class and its linking property, found when the collection is made (both nil while
-    /// unmanaged). Two fields, not an optional tuple: every read of the collection checks them, and
-    /// copying an optional tuple of references runs an outlined copy with its own retains.
-    let originInfo: ClassInfo?
-    let originLink: PropertyInfo?
+    /// The property bound to, or nil while unmanaged.
+    var managed: ManagedCollection? { state.managed }
+    /// The origin class and its linking property (nil while unmanaged).
+    var originInfo: ClassInfo? { state.originInfo }
+    var originLink: PropertyInfo? { state.originLink }
 
-    private func keys() -> [Int64] {
-        guard let managed, let property = originLink else { return [] }
-        let lattice = managed.lattice
-        return lattice.synchronized {
-            if cache.generation == lattice.generation { return cache.keys }
-            cache.keys = managed.read { lattice, owner in
-                try lattice.backlinks(of: managed.info, key: owner, through: property).flatMap { Array(repeating: $0.source, count: $0.count) }
-            }
-            cache.generation = lattice.generation
-            return cache.keys
-        }
-    }
+    private func keys() -> [Int64] { state.keys() }
 
     /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`: named after the
     /// handle type, as ``Object/lattice`` is).
@@ -80,22 +57,16 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public var endIndex: Int { count }
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.
-    public var count: Int {
-        guard let managed, let property = originLink else { return 0 }
-        let lattice = managed.lattice
-        return lattice.synchronized {
-            if cache.generation == lattice.generation { return cache.keys.count }
-            return managed.read { lattice, owner in try lattice.backlinkCount(of: managed.info, key: owner, through: property) }
-        }
-    }
+    public var count: Int { state.count }
 
     /// The linking object at `position` (positions asked in increasing order are read in batches).
     public subscript(position: Int) -> Element {
         let keys = keys()
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
         guard let originInfo, let lattice = managed?.lattice else { preconditionFailure("a non-empty LinkingObjects is managed") }
+        let positional = state.positional
         let object = lattice.synchronized {
-            cache.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: Element.self)
+            positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: Element.self)
         }
         // The reader creates instances of `Element.self` only.
         guard let object else { return lattice.materialize(Element.self, originInfo, key: keys[position], record: nil) }
@@ -176,5 +147,51 @@ extension LinkingObjects: _Persistable {
     public static func _latticeSet(_ owner: Object, column: Int, _ value: LinkingObjects) {
         preconditionFailure("'\(owner._info?.name ?? "?").\(owner._info?.columns[column].name ?? "?")' is LinkingObjects, which is read-only: "
             + "change the links of '\(Element.self)' instead.")
+    }
+}
+
+/// What a ``LinkingObjects`` is bound to, and its keys as last read: not generic, so that this work is
+/// compiled once, optimized, instead of running unspecialized (reading each field of a generic struct
+/// through its type's metadata) in every client.
+final class LinkingObjectsState {
+    let managed: ManagedCollection?
+    /// The origin class and its linking property, found when the collection is made (nil while unmanaged).
+    let originInfo: ClassInfo?
+    let originLink: PropertyInfo?
+    // Without runtime exclusivity checks (a call on every read): only `keys()` and `count` touch them,
+    // under the handle's `synchronized`, and nothing they call comes back here.
+    @exclusivity(unchecked) private var generation: UInt64 = 0
+    @exclusivity(unchecked) private var cachedKeys: [Int64] = []
+    let positional = PositionalReader()
+
+    init(managed: ManagedCollection?) {
+        self.managed = managed
+        let origin = managed?.property.target
+        let link = managed?.property.property.originProperty.flatMap { origin?.property(named: $0) }
+        (originInfo, originLink) = link == nil ? (nil, nil) : (origin, link)
+    }
+
+    /// The keys of the linking objects, in backlink order (read again once the handle's view changed).
+    func keys() -> [Int64] {
+        guard let managed, let property = originLink else { return [] }
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if generation == lattice.generation { return cachedKeys }
+            cachedKeys = managed.read { lattice, owner in
+                try lattice.backlinks(of: managed.info, key: owner, through: property).flatMap { Array(repeating: $0.source, count: $0.count) }
+            }
+            generation = lattice.generation
+            return cachedKeys
+        }
+    }
+
+    /// The number of linking objects: one seek in the backlink table, whatever their number.
+    var count: Int {
+        guard let managed, let property = originLink else { return 0 }
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if generation == lattice.generation { return cachedKeys.count }
+            return managed.read { lattice, owner in try lattice.backlinkCount(of: managed.info, key: owner, through: property) }
+        }
     }
 }
