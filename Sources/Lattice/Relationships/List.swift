@@ -17,14 +17,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     let managed: ManagedCollection?
     /// A List of objects reads its entries' objects in batches: their keys, decoded once per change of the
     /// handle's view, and the positional reader over them.
-    private let objectReads = ObjectReads()
-
-    final class ObjectReads {
-        var generation: UInt64 = 0
-        var keys: [Int64]?
-        var known = false
-        let positional = PositionalReader()
-    }
+    private let objectReads = ListObjectReads()
 
     /// An empty, unmanaged list.
     public init() { managed = nil }
@@ -64,13 +57,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public subscript(position: Int) -> Element {
         get {
             guard let managed else { return values[position] }
-            if let target = objectTarget, let keys = objectKeys(managed) {
-                precondition(position >= 0 && position < keys.count,
-                             "Index \(position) is out of range for List '\(managed.name)' of \(keys.count) elements.")
-                let lattice = managed.lattice
-                let object = lattice.synchronized {
-                    objectReads.positional.object(at: position, of: keys, lattice: lattice, info: target, type: target.type)
-                } ?? lattice.materialize(target, key: keys[position], record: nil)
+            if let target = objectTarget, let object = objectReads.object(at: position, managed, target) {
                 // `objectTarget` made sure the instances are of class `Element`.
                 return unsafeBitCast(object, to: Element.self)
             }
@@ -206,7 +193,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// keep may be handed out again).
     public func makeIterator() -> Iterator {
         guard let managed else { return Iterator(values: values.makeIterator()) }
-        if let target = objectTarget, let keys = objectKeys(managed) {
+        if let target = objectTarget, let keys = objectReads.keys(managed) {
             return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: target, type: target.type, keys: keys))
         }
         return Iterator(values: managed.read { lattice, owner in
@@ -244,7 +231,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     private func end(first: Bool) -> Element? {
         guard let managed else { return first ? values.first : values.last }
-        if let target = objectTarget, let keys = objectKeys(managed) {
+        if let target = objectTarget, let keys = objectReads.keys(managed) {
             guard let key = first ? keys.first : keys.last else { return nil }
             // `objectTarget` made sure the instances are of class `Element`.
             return unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: key), to: Element.self)
@@ -265,19 +252,6 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     private var objectTarget: ClassInfo? {
         guard let target = managed?.property.target, ObjectIdentifier(target.type) == ObjectIdentifier(Element.self) else { return nil }
         return target
-    }
-
-    /// The object keys of the entries, decoded once per change of the handle's view; nil when some entry
-    /// holds none.
-    private func objectKeys(_ managed: ManagedCollection) -> [Int64]? {
-        let lattice = managed.lattice
-        return lattice.synchronized {
-            if objectReads.known && objectReads.generation == lattice.generation { return objectReads.keys }
-            objectReads.keys = managed.read { lattice, owner in try store(lattice, owner).objectKeys() }
-            objectReads.generation = lattice.generation
-            objectReads.known = true
-            return objectReads.keys
-        }
     }
 
     /// For example `List<Dog> [ [0] Dog { name = Rex } ]`.
@@ -324,4 +298,44 @@ func describeCollection<E>(_ name: String, _ elements: [E]) -> String {
     let shown = elements.prefix(100).enumerated().map { "\t[\($0.offset)] \($0.element)" }
     let more = elements.count > 100 ? "\n\t... \(elements.count - 100) more" : ""
     return "\(name) [\n" + shown.joined(separator: ",\n") + more + "\n]"
+}
+
+/// The object reads of a List of objects: not generic, so that this work is compiled once, optimized,
+/// instead of running unspecialized in every client (where each optional it handles costs a metadata
+/// lookup).
+final class ListObjectReads {
+    // Without runtime exclusivity checks (a call on every read): only `keys(_:)` touches them, under the
+    // handle's `synchronized`, and nothing it calls comes back here.
+    @exclusivity(unchecked) private var generation: UInt64 = 0
+    @exclusivity(unchecked) private var cachedKeys: [Int64]?
+    @exclusivity(unchecked) private var known = false
+    private let positional = PositionalReader()
+
+    /// The object keys of the entries, decoded once per change of the handle's view; nil when some entry
+    /// holds none.
+    func keys(_ managed: ManagedCollection) -> [Int64]? {
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if known && generation == lattice.generation { return cachedKeys }
+            cachedKeys = managed.read { lattice, owner in
+                try ListStore(lattice: lattice, property: managed.property, owner: owner).objectKeys()
+            }
+            generation = lattice.generation
+            known = true
+            return cachedKeys
+        }
+    }
+
+    /// The object at `position` (an instance of `target.type`), read ahead in batches from the position
+    /// asked last; nil when some entry holds no object key. Out of range stops with a message.
+    func object(at position: Int, _ managed: ManagedCollection, _ target: ClassInfo) -> Object? {
+        guard let keys = keys(managed) else { return nil }
+        precondition(position >= 0 && position < keys.count,
+                     "Index \(position) is out of range for List '\(managed.name)' of \(keys.count) elements.")
+        let lattice = managed.lattice
+        let positional = positional
+        return lattice.synchronized {
+            positional.object(at: position, of: keys, lattice: lattice, info: target, type: target.type)
+        } ?? lattice.materialize(target, key: keys[position], record: nil)
+    }
 }

@@ -13,21 +13,13 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     let query: ResultsQuery
     /// Where the candidate objects come from: the whole class, or one object's collection.
     let source: ResultsSource
-    private let cache = KeyCache()
+    private let cache = ResultsKeyCache()
 
     init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery(), source: ResultsSource = .all) {
         self.lattice = lattice
         self.info = info
         self.query = query
         self.source = source
-    }
-
-    /// Object keys in order, computed once per change of the handle's view, and the reader that serves
-    /// positional access (`results[i]`) in batches.
-    final class KeyCache {
-        var generation: UInt64 = 0
-        var keys: [Int64] = []
-        let positional = PositionalReader()
     }
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
@@ -189,4 +181,13 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         let more = count > 100 ? "\n\t... \(count - 100) more" : ""
         return "Results<\(Element.self)> [\n" + shown.joined(separator: ",\n") + more + "\n]"
     }
+}
+
+/// The object keys of a ``Results`` in order, computed once per change of the handle's view, and the
+/// reader that serves positional access (`results[i]`) in batches. Not nested in the generic `Results`:
+/// a class nested there is generic too, and its fields are then reached through its metadata.
+final class ResultsKeyCache {
+    var generation: UInt64 = 0
+    var keys: [Int64] = []
+    let positional = PositionalReader()
 }
