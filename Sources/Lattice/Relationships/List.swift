@@ -53,6 +53,17 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         return managed.read { try store($0, $1).count() }
     }
 
+    /// The element at `position` of a managed list of values. Out of line: the `Element?` it handles
+    /// needs a stack slot sized at run time, which the subscript would otherwise make for objects too.
+    @inline(never)
+    private func value(at position: Int, _ managed: ManagedCollection) -> Element {
+        let element = managed.read { lattice, owner in
+            try store(lattice, owner).withPayload(at: position) { managed.element($0, Element.self) }
+        }
+        guard let element else { preconditionFailure("Index \(position) is out of range for List '\(managed.name)' of \(count) elements.") }
+        return element
+    }
+
     /// The element at `position`; out of range stops with a message. Setting needs a write transaction.
     public subscript(position: Int) -> Element {
         get {
@@ -61,11 +72,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
                 // `objectTarget` made sure the instances are of class `Element`.
                 return unsafeBitCast(object, to: Element.self)
             }
-            let element = managed.read { lattice, owner in
-                try store(lattice, owner).withPayload(at: position) { managed.element($0, Element.self) }
-            }
-            guard let element else { preconditionFailure("Index \(position) is out of range for List '\(managed.name)' of \(count) elements.") }
-            return element
+            return value(at: position, managed)
         }
         set {
             guard let managed else { values[position] = newValue; return }
