@@ -20,9 +20,20 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     private let objectReads = ListObjectReads()
 
     /// An empty, unmanaged list.
-    public init() { managed = nil }
+    public init() {
+        managed = nil
+        objectTarget = nil
+    }
 
-    init(managed: ManagedCollection) { self.managed = managed }
+    init(managed: ManagedCollection) {
+        self.managed = managed
+        let target = managed.property.target
+        objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
+    }
+
+    /// The stored class of the elements when they are objects of exactly that class (not dynamic
+    /// objects); nil otherwise. Found once: every read of an element checks it.
+    private let objectTarget: ClassInfo?
 
     private func store(_ lattice: Lattice, _ owner: Int64) -> ListStore {
         ListStore(lattice: lattice, property: managed!.property, owner: owner)
@@ -255,11 +266,6 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         return out
     }
 
-    /// The stored class of the elements when they are objects of exactly that class (not dynamic objects).
-    private var objectTarget: ClassInfo? {
-        guard let target = managed?.property.target, ObjectIdentifier(target.type) == ObjectIdentifier(Element.self) else { return nil }
-        return target
-    }
 
     /// For example `List<Dog> [ [0] Dog { name = Rex } ]`.
     public var description: String { describeCollection("List<\(Element.self)>", Array(self)) }
