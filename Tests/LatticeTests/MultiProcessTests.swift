@@ -147,6 +147,30 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(inner.objects(MultiProcessItem.self).count, 6)
     }
 
+    /// Objects read in place stay whole while another process rewrites every record many times: the
+    /// pages this process's snapshot reads are not reused until it ends, and after `refresh()` the same
+    /// objects read the new records.
+    func testObjectsReadInPlaceSurviveAnotherProcessRewritingEverything() throws {
+        let lattice = try open()
+        try addItems(lattice, 0..<200, size: 100)
+        var kept = Array(lattice.objects(MultiProcessItem.self))
+        kept += (0..<200).compactMap { lattice.object(ofType: MultiProcessItem.self, forPrimaryKey: $0) }
+        XCTAssertEqual(kept.count, 400)
+        // Twenty commits rewrite the 200 items with 300-byte payloads, freeing the pages this snapshot reads.
+        let child = try Helper(["add", path, "0", "200", "300", "\(8 << 20)", "20"])
+        XCTAssertEqual(try child.readLine(), "done")
+        try child.waitForSuccess()
+        for item in kept {
+            XCTAssertEqual(item.payload, payload(id: item.id, size: 100), "item \(item.id) before refresh")
+            XCTAssertEqual(item.checksum, checksum(item.payload))
+        }
+        XCTAssertTrue(lattice.refresh())
+        for item in kept {
+            XCTAssertEqual(item.payload, payload(id: item.id, size: 300), "item \(item.id) after refresh")
+            XCTAssertEqual(item.checksum, checksum(item.payload))
+        }
+    }
+
     /// Four processes commit 200 transactions each at the same time; no commit is lost and each
     /// increment saw the one before it.
     func testConcurrentWritersLoseNoCommit() throws {
