@@ -546,9 +546,9 @@ public final class Lattice {
             deliverNotifications()
             return false
         }
+        // Ending an open snapshot starts a new generation; with none open, nothing was read since the last one.
         releaseSnapshot()
         _ = reading("the latest snapshot") { $0.id }
-        didChange()
         deliverNotifications()
         return true
     }
@@ -579,13 +579,12 @@ public final class Lattice {
 
     /// A copy of the record stored under `key`, or nil.
     func fetchRecord(_ info: ClassInfo, key: Int64) throws -> RecordBuffer? {
-        try fetchStorage(info, key: key).map { RecordBuffer(storage: $0, slice: RecordSlice($0.bytes)) }
+        try fetchStorage(info, key: key, in: readTransaction()).map { RecordBuffer(storage: $0, slice: RecordSlice($0.bytes)) }
     }
 
-    /// The record stored under `key`, copied into a storage of its own, or nil.
-    private func fetchStorage(_ info: ClassInfo, key: Int64) throws -> RecordStorage? {
-        let txn = try readTransaction()
-        return try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }
+    /// The record stored under `key` as `txn` sees it, copied into a storage of its own, or nil.
+    private func fetchStorage(_ info: ClassInfo, key: Int64, in txn: Transaction) throws -> RecordStorage? {
+        try KeyCodec.withObjectKey(key) { k in try txn.get(info.objectsTable, k) { $0.map(RecordStorage.copy) } }
     }
 
     /// A managed instance (of class `type`, by default `info.type`) of the object stored under `key`, or
@@ -601,7 +600,7 @@ public final class Lattice {
             guard let lent = try KeyCodec.withObjectKey(key, { k in try txn.get(info.objectsTable, k) { $0 } }) else { return nil }
             (storage, bytes) = (nil, lent)
         } else {
-            guard let copy = try fetchStorage(info, key: key) else { return nil }
+            guard let copy = try fetchStorage(info, key: key, in: txn) else { return nil }
             (storage, bytes) = (copy, copy.bytes)
         }
         let object = (type ?? info.type).init()
