@@ -317,6 +317,49 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(all[0].name, "renamed 1")
     }
 
+    func testBackwardReadsGiveEveryObjectInReverseOrder() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([FixtureItem.self])
+        // Records of ~1 KB: a batch stops at 64 KB, well before its count, so backward batches end early.
+        let padding = String(repeating: "x", count: 1_000)
+        try lattice.write {
+            for id in 1...900 {
+                try lattice.create(FixtureItem.self, value: ["id": id, "name": "item \(id)", "rank": id % 4, "note": padding])
+            }
+        }
+        for results in [lattice.objects(FixtureItem.self), try lattice.objects(FixtureItem.self).filter("rank == 1"),
+                        try lattice.objects(FixtureItem.self).sorted(byKeyPath: "name")] {
+            let forward = results.map(\.id)
+            XCTAssertEqual(results.reversed().map(\.id), forward.reversed())
+            var seen: [Int] = []
+            _ = results.last { seen.append($0.id); return false }
+            XCTAssertEqual(seen, forward.reversed())
+            XCTAssertEqual(results.last { $0.id % 100 == 7 }?.id, forward.last { $0 % 100 == 7 })
+            // Directions mixed: back from the middle, then forward again, then jumps.
+            let middle = forward.count / 2
+            XCTAssertEqual((0...middle).reversed().map { results[$0].id }, forward[0...middle].reversed())
+            XCTAssertEqual((middle..<forward.count).map { results[$0].id }, Array(forward[middle...]))
+            XCTAssertEqual([5, 4, 90, 89, 88, 3].map { results[$0].id }, [5, 4, 90, 89, 88, 3].map { forward[$0] })
+        }
+        // Backwards inside a write that deletes ahead of the loop: each read sees the current state.
+        let all = lattice.objects(FixtureItem.self)
+        var expected = Array(1...900)
+        try lattice.write {
+            var position = all.count - 1
+            while position >= 0 {
+                XCTAssertEqual(all[position].id, expected[position])
+                if position % 50 == 0 && position > 0 {
+                    try lattice.delete(all[position - 1])
+                    expected.remove(at: position - 1)
+                    position -= 1
+                }
+                position -= 1
+            }
+        }
+        XCTAssertEqual(expected.count, 900 - 17)
+        XCTAssertEqual(all.map(\.id), expected)
+    }
+
     func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {
         let db = makeTempDatabase("positional")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])

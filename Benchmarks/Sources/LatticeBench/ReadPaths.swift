@@ -117,6 +117,19 @@ enum ReadPathScenario {
                 return sum(out)
             },
             Path(name: "lazy.map", full: true) { sum(Array(c.lazy.map(Person.init))) },
+            Path(name: "reversed() loop", full: true) {
+                var out: [Person] = []
+                out.reserveCapacity(c.count)
+                for o in c.reversed() { out.append(Person(o)) }
+                return sum(out)
+            },
+            Path(name: "last(where:)", full: true) {
+                var out: [Person] = []
+                _ = c.last { out.append(Person($0)); return false }
+                return sum(out)
+            },
+            Path(name: "filter { }.map", full: true) { sum(c.filter { $0.age >= 0 }.map(Person.init)) },
+            Path(name: "indices.map", full: true) { sum(c.indices.map { Person(c[$0]) }) },
             // Against a for-in loop over the same first half.
             Path(name: "prefix(n/2).map", full: false) { sum(c.prefix(half).map(Person.init)) },
             Path(name: "(ref) for … in, first half", full: false) {

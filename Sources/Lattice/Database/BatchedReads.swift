@@ -23,7 +23,10 @@ struct ResultsReader {
     private let keys: [Int64]?
     private var walk: ResultsWalk?
     /// The position in `keys` of the next object (used with a snapshot of keys).
-    private(set) var position = 0
+    private var position = 0
+    /// The position in `keys` of the batch's first entry, and the position `object(at:)` was asked last.
+    private var batchStart = 0
+    private var asked = -2
     /// The objects read ahead, their records all in `batchStorage`, or in the map when the snapshot
     /// lends them (see `Lattice.lendsRecords`; the batch is then used only within its generation).
     private var batch: [BatchEntry] = []
@@ -38,9 +41,8 @@ struct ResultsReader {
     /// The most records read ahead at once.
     static var maxBatch: Int { 256 }
 
-    init(lattice: Lattice, info: ClassInfo?, type: Object.Type, keys: [Int64]?, walk: ResultsWalk?, start: Int = 0) {
+    init(lattice: Lattice, info: ClassInfo?, type: Object.Type, keys: [Int64]?, walk: ResultsWalk?) {
         self.lattice = lattice
-        position = start
         self.info = info
         self.type = type
         recyclable = info.map { $0.type == type && $0.recyclable } ?? false
@@ -62,20 +64,47 @@ struct ResultsReader {
             position += 1
             walk?.after = entry.key
             guard let slice = entry.slice else { continue }
-            let storage = batchStorage.map(Unmanaged.passUnretained)
-            if recyclable, let object = Object.recycled(&spare, lattice, key: entry.key, storage: storage, slice: slice) {
-                return object
-            }
-            guard let info else { return nil }
-            let object = type.init()
-            object.attach(to: lattice, info: info, key: entry.key, storage: storage?.takeUnretainedValue(), slice: slice)
-            spare = object
-            return object
+            return instance(entry.key, slice)
         }
     }
 
-    /// Reads the next batch from the current position; false at the end.
-    private mutating func readBatch(_ info: ClassInfo) -> Bool {
+    /// The object at `index` of the snapshot of keys (nil when it is gone), from the batch read last
+    /// when that holds it. Otherwise a new batch is read: one ending at `index` when `index + 1` was asked
+    /// last (a loop walking backwards: `reversed()`, `last(where:)`), one starting there otherwise.
+    /// Batches grow while positions are asked one after another, either way.
+    mutating func object(at index: Int) -> Object? {
+        guard let info, let keys, keys.indices.contains(index) else { return nil }
+        if batchGeneration != lattice.generation || index < batchStart || index >= batchStart + batch.count {
+            let backward = index + 1 == asked
+            let inOrder = backward || index == asked + 1
+            batchSize = batchGeneration != lattice.generation ? 1 : inOrder ? Swift.min(batchSize * 4, Self.maxBatch) : 4
+            position = index
+            if !readBatch(info, backward: backward) { return nil }
+        }
+        asked = index
+        let entry = batch[index - batchStart]
+        guard entry.key == keys[index], let slice = entry.slice else { return nil }
+        return instance(entry.key, slice)
+    }
+
+    /// The instance for the object `key` whose record is `slice` (in `batchStorage`, or lent by the
+    /// snapshot): the one returned last when the caller kept no reference to it, a new one otherwise.
+    @inline(__always)
+    private mutating func instance(_ key: Int64, _ slice: RecordSlice) -> Object? {
+        let storage = batchStorage.map(Unmanaged.passUnretained)
+        if recyclable, let object = Object.recycled(&spare, lattice, key: key, storage: storage, slice: slice) {
+            return object
+        }
+        guard let info else { return nil }
+        let object = type.init()
+        object.attach(to: lattice, info: info, key: key, storage: storage?.takeUnretainedValue(), slice: slice)
+        spare = object
+        return object
+    }
+
+    /// Reads the next batch from the current position (with a snapshot of keys and `backward`: the batch
+    /// ending at the current position); false at the end.
+    private mutating func readBatch(_ info: ClassInfo, backward: Bool = false) -> Bool {
         var read = BatchRead(size: batchSize)
         let keys = self.keys
         let position = self.position
@@ -101,13 +130,18 @@ struct ResultsReader {
                         entry = try cursor.next()
                     }
                 } else if let keys {
+                    // Backwards: from the current position down, the batch reversed below.
+                    let step = backward ? -1 : 1
+                    let end = backward ? Swift.max(position - read.size, -1) : Swift.min(position + read.size, keys.count)
                     var previous: Int64?
-                    for key in keys[position..<Swift.min(position + read.size, keys.count)] {
+                    for index in stride(from: position, to: end, by: step) {
+                        let key = keys[index]
                         var entry: (key: Bytes, value: Bytes)?
-                        // After the key before it, the next entry is usually the wanted one (unless objects
-                        // were added or deleted since the snapshot of keys); otherwise seek it (a seek near
-                        // the cursor's page searches that page only).
-                        if let previous, previous &+ 1 == key, let e = try cursor.next(), KeyCodec.int(e.key) == key {
+                        // After the key before it, the neighbouring entry is usually the wanted one (unless
+                        // objects were added or deleted since the snapshot of keys); otherwise seek it (a
+                        // seek near the cursor's page searches that page only).
+                        if let previous, previous &+ Int64(step) == key,
+                           let e = try backward ? cursor.previous() : cursor.next(), KeyCodec.int(e.key) == key {
                             entry = e
                         } else {
                             entry = try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }
@@ -121,16 +155,19 @@ struct ResultsReader {
                 return lattice.lendsRecords(txn) ? read.lend(into: &entries) : read.copy(into: &entries)
             }
         }
+        if backward && keys != nil { entries.reverse() }
         batch = entries
         batchOffset = 0
+        batchStart = backward ? position - entries.count + 1 : position
         batchGeneration = lattice.generation
         return !batch.isEmpty
     }
 }
 
 /// Positional reads (`collection[i]`) of the objects a snapshot of keys names: reads ahead from the
-/// position asked last, so that index loops, slices and `Collection` algorithms read records in batches
-/// (one cursor walk per batch) instead of one lookup per object. Callers serialize access (the handle's
+/// position asked last, in the direction the positions go, so that index loops, slices, `reversed()`
+/// and `Collection` algorithms read records in batches (one cursor walk per batch) instead of one
+/// lookup per object. Callers serialize access (the handle's
 /// `synchronized`): copies of a collection share one.
 final class PositionalReader {
     // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches them, under the
@@ -141,16 +178,12 @@ final class PositionalReader {
     /// The object at `position` of `keys` (an instance of `type`), or nil when it is gone or cannot be
     /// read ahead (the caller then looks it up alone).
     func object(at position: Int, of keys: [Int64], lattice: Lattice, info: ClassInfo?, type: Object.Type) -> Object? {
-        // Positions asked in increasing order continue the reader; any other position starts a new one.
-        if reader?.position != position || generation != lattice.generation {
-            reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil, start: position)
+        // The keys are the same array while the handle's view is (see `ResultsKeyCache`).
+        if reader == nil || generation != lattice.generation {
+            reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil)
             generation = lattice.generation
         }
-        guard let object = reader?.next(), object._key == keys[position] else {
-            reader = nil
-            return nil
-        }
-        return object
+        return reader?.object(at: position)
     }
 }
 

@@ -34,12 +34,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// `keys()` for throwing APIs: a storage error (a damaged record) is thrown instead of stopping.
     func checkedKeys() throws -> [Int64] {
         guard let info else { return [] }
-        return try lattice.synchronized {
-            if cache.generation == lattice.generation { return cache.keys }
-            cache.keys = try evaluateKeys(info, lattice.readTransaction())
-            cache.generation = lattice.generation
-            return cache.keys
-        }
+        return try lattice.synchronized { try cache.keys(lattice, info) { try evaluateKeys($0, $1) } }
     }
 
     /// Takes `keys` as the result at the handle's current view (a notifier that proved the order did not
@@ -74,16 +69,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 
     /// The object at `position`; out of range stops with a message.
     public subscript(position: Int) -> Element {
-        let keys = keys()
-        precondition(position >= 0 && position < keys.count,
-                     "Index \(position) is out of range: these results of '\(info?.name ?? "\(Element.self)")' have \(keys.count) objects.")
-        // The cache is shared by copies of the results (frozen ones are read from several threads).
-        let object = lattice.synchronized {
-            cache.positional.object(at: position, of: keys, lattice: lattice, info: info, type: Element.self)
+        guard let info else {
+            preconditionFailure("Index \(position) is out of range: these results of '\(Element.self)' have 0 objects.")
         }
-        // The reader creates instances of `Element.self` only.
-        guard let object else { return lattice.materialize(Element.self, info!, key: keys[position], record: nil) }
-        return unsafeDowncast(object, to: Element.self)
+        // The cache creates instances of `Element.self` only.
+        return unsafeDowncast(cache.object(at: position, lattice: lattice, info: info, type: Element.self) { try evaluateKeys($0, $1) },
+                              to: Element.self)
     }
 
     /// Whether the results are every object of the class in key order: then the class's table itself is read.
@@ -186,8 +177,40 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 /// The object keys of a ``Results`` in order, computed once per change of the handle's view, and the
 /// reader that serves positional access (`results[i]`) in batches. Not nested in the generic `Results`:
 /// a class nested there is generic too, and its fields are then reached through its metadata.
+/// It is shared by copies of the results (frozen ones are read from several threads): callers hold the
+/// handle's `synchronized`, except `object(at:)`, which takes it.
 final class ResultsKeyCache {
     var generation: UInt64 = 0
     var keys: [Int64] = []
     let positional = PositionalReader()
+
+    /// The keys, evaluated by `evaluate` when the handle's view changed since they were last.
+    func keys(_ lattice: Lattice, _ info: ClassInfo, _ evaluate: (ClassInfo, Transaction) throws -> [Int64]) throws -> [Int64] {
+        if generation == lattice.generation { return keys }
+        keys = try evaluate(info, lattice.readTransaction())
+        generation = lattice.generation
+        return keys
+    }
+
+    /// `results[position]`: an instance of `type`; out of range stops with a message. Here rather than in
+    /// the generic subscript, where every field of `Results` would be reached through its metadata.
+    func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
+                evaluate: (ClassInfo, Transaction) throws -> [Int64]) -> Object {
+        let (object, key): (Object?, Int64) = lattice.synchronized {
+            let keys: [Int64]
+            do {
+                keys = try self.keys(lattice, info, evaluate)
+            } catch {
+                fatalError(Lattice.stopMessage("reading the objects of '\(info.name)'", path: lattice.env.path, error))
+            }
+            precondition(position >= 0 && position < keys.count,
+                         "Index \(position) is out of range: these results of '\(info.name)' have \(keys.count) objects.")
+            return (positional.object(at: position, of: keys, lattice: lattice, info: info, type: type), keys[position])
+        }
+        if let object { return object }
+        // Gone since the keys were taken: an instance that reads as deleted.
+        let gone = type.init()
+        gone.attach(to: lattice, info: info, key: key, record: nil)
+        return gone
+    }
 }
