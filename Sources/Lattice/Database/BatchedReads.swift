@@ -71,13 +71,15 @@ struct ResultsReader {
     /// The object at `index` of the snapshot of keys (nil when it is gone), from the batch read last
     /// when that holds it. Otherwise a new batch is read: one ending at `index` when `index + 1` was asked
     /// last (a loop walking backwards: `reversed()`, `last(where:)`), one starting there otherwise.
-    /// Batches grow while positions are asked one after another, either way.
+    /// Batches grow fourfold while positions are asked one after another, either way, from one object
+    /// after a jump.
     mutating func object(at index: Int) -> Object? {
         guard let info, let keys, keys.indices.contains(index) else { return nil }
         if batchGeneration != lattice.generation || index < batchStart || index >= batchStart + batch.count {
             let backward = index + 1 == asked
             let inOrder = backward || index == asked + 1
-            batchSize = batchGeneration != lattice.generation ? 1 : inOrder ? Swift.min(batchSize * 4, Self.maxBatch) : 4
+            // A jump reads only the object asked (random access reads nothing it does not use).
+            batchSize = inOrder && batchGeneration == lattice.generation ? Swift.min(batchSize * 4, Self.maxBatch) : 1
             position = index
             if !readBatch(info, backward: backward) { return nil }
         }
