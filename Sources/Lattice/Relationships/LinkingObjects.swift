@@ -55,6 +55,12 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public var startIndex: Int { 0 }
     /// ``count``.
     public var endIndex: Int { count }
+    // Not the standard library's defaults, which check `i` against `endIndex` (a `count`) on every step
+    // of `reversed()`, `last(where:)` and slices; the subscript checks its position itself.
+    /// `i + 1`.
+    public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.
     public var count: Int { state.count }

@@ -56,6 +56,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var startIndex: Int { 0 }
     /// ``count``.
     public var endIndex: Int { count }
+    // Not the standard library's defaults, which check `i` against `endIndex` (a `count`) on every step
+    // of `reversed()`, `last(where:)` and slices; the subscript checks its position itself.
+    /// `i + 1`.
+    public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
 
     /// The number of objects, read without decoding any.
     public var count: Int {
