@@ -360,6 +360,68 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(all.map(\.id), expected)
     }
 
+    func testNestedListsLinksAndBacklinksReadInALoopStayCurrent() throws {
+        let db = makeTempDatabase("nested")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        try lattice.write {
+            for o in 0..<300 {
+                let owner = Owner()
+                owner.name = "owner \(o)"
+                try lattice.add(owner)
+                for p in 0..<(o % 4) {
+                    let pet = Pet()
+                    pet.name = "pet \(o).\(p)"
+                    pet.owner = owner
+                    owner.dogs.append(pet)
+                }
+            }
+        }
+        var pets = 0
+        for owner in lattice.objects(Owner.self) {
+            let n = Int(owner.name.dropFirst(6))! % 4
+            XCTAssertEqual(owner.dogs.count, n)
+            XCTAssertEqual(owner.dogs.first?.name, n == 0 ? nil : "\(owner.name.replacingOccurrences(of: "owner", with: "pet")).0")
+            var names: [String] = []
+            for pet in owner.dogs {
+                names.append(pet.name)
+                XCTAssertEqual(pet.owner?.name, owner.name)
+                XCTAssertEqual(pet.walkers.count, 1)
+                XCTAssertEqual(pet.walkers.first?.name, owner.name)
+                pets += 1
+            }
+            XCTAssertEqual(names, (0..<n).map { "\(owner.name.replacingOccurrences(of: "owner", with: "pet")).\($0)" })
+        }
+        XCTAssertEqual(pets, 450)
+
+        // Objects reached through links keep reading the current state after another handle's commit.
+        let pet = try XCTUnwrap(lattice.objects(Pet.self).first)
+        let owner = try XCTUnwrap(pet.owner)
+        let walker = try XCTUnwrap(pet.walkers.first)
+        let other = try db.open([Owner.self, Pet.self, Address.self])
+        try other.write {
+            let o = try XCTUnwrap(other.objects(Owner.self).filter("name == %@", owner.name).first)
+            o.name = "renamed"
+            o.dogs.append(Pet())
+        }
+        lattice.refresh()
+        XCTAssertEqual(owner.name, "renamed")
+        XCTAssertEqual(walker.name, "renamed")
+        XCTAssertEqual(pet.owner?.name, "renamed")
+        XCTAssertEqual(owner.dogs.count, 2)
+        // Inside a write: appends not yet stored are counted and listed.
+        try lattice.write {
+            owner.dogs.append(Pet())
+            XCTAssertEqual(owner.dogs.count, 3)
+            XCTAssertEqual(Array(owner.dogs).count, 3)
+        }
+        XCTAssertEqual(owner.dogs.count, 3)
+        // An unmanaged object's linking objects are empty.
+        let unmanaged = Pet()
+        XCTAssertEqual(unmanaged.walkers.count, 0)
+        XCTAssertTrue(Array(unmanaged.walkers).isEmpty)
+        XCTAssertNil(unmanaged.walkers.first)
+    }
+
     func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {
         let db = makeTempDatabase("positional")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])

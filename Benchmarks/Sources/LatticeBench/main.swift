@@ -34,6 +34,10 @@ if let path = option("--cold-gigabyte-child") {
     try Extras.coldGigabyteChild(path)
     exit(0)
 }
+if let path = option("--nested-scratch") {
+    try NestedScratch.run(path, n: option("--n").flatMap(Int.init) ?? 20_000)
+    exit(0)
+}
 if let path = option("--read-paths-only") {
     let count = option("--n").flatMap(Int.init) ?? 100_000
     let rows = try ReadPathScenario.run(path, people: WorkloadData(n: count).people.prefix(count))

@@ -236,6 +236,17 @@ enum KeyCodec {
         return try withUnsafeBytes(of: u, body)
     }
 
+    /// Passes the 12-byte key `[object key][u32 big-endian suffix]` (a List chunk, a backlink), built on
+    /// the stack, to `body`.
+    @inline(__always)
+    static func withObjectKey<R>(_ key: Int64, suffix: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { buffer in
+            buffer.storeBytes(of: (UInt64(bitPattern: key) ^ (1 << 63)).bigEndian, toByteOffset: 0, as: UInt64.self)
+            buffer.storeBytes(of: suffix.bigEndian, toByteOffset: 8, as: UInt32.self)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
     /// 64-bit FNV-1a of `bytes`: shortens long set keys and names in-memory stores.
     static func fnv1a64<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -169,17 +169,15 @@ struct ResultsReader {
 /// Positional reads (`collection[i]`) of the objects a snapshot of keys names: reads ahead from the
 /// position asked last, in the direction the positions go, so that index loops, slices, `reversed()`
 /// and `Collection` algorithms read records in batches (one cursor walk per batch) instead of one
-/// lookup per object. Callers serialize access (the handle's
-/// `synchronized`): copies of a collection share one.
-final class PositionalReader {
-    // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches them, under the
-    // handle's `synchronized`, and nothing it calls comes back to this reader.
-    @exclusivity(unchecked) private var reader: ResultsReader?
-    @exclusivity(unchecked) private var generation: UInt64 = 0
+/// lookup per object. Kept inline in the key cache of a collection (a class that copies of the collection
+/// share), which serializes access with the handle's `synchronized`: no allocation of its own.
+struct PositionalReader {
+    private var reader: ResultsReader?
+    private var generation: UInt64 = 0
 
     /// The object at `position` of `keys` (an instance of `type`), or nil when it is gone or cannot be
     /// read ahead (the caller then looks it up alone).
-    func object(at position: Int, of keys: [Int64], lattice: Lattice, info: ClassInfo?, type: Object.Type) -> Object? {
+    mutating func object(at position: Int, of keys: [Int64], lattice: Lattice, info: ClassInfo?, type: Object.Type) -> Object? {
         // The keys are the same array while the handle's view is (see `ResultsKeyCache`).
         if reader == nil || generation != lattice.generation {
             reader = ResultsReader(lattice: lattice, info: info, type: type, keys: keys, walk: nil)
@@ -269,6 +267,7 @@ private struct BatchRead {
     /// Fills `entries` (emptied, its capacity reused) with the gathered records where they are; no storage.
     func lend(into entries: inout [BatchEntry]) -> RecordStorage? {
         entries.removeAll(keepingCapacity: true)
+        entries.reserveCapacity(found.count)
         for (key, bytes) in found { entries.append(BatchEntry(key: key, slice: bytes.map(RecordSlice.init))) }
         return nil
     }
@@ -277,6 +276,7 @@ private struct BatchRead {
     /// its capacity reused) receives them in order.
     func copy(into entries: inout [BatchEntry]) -> RecordStorage {
         entries.removeAll(keepingCapacity: true)
+        entries.reserveCapacity(found.count)
         return RecordStorage.copy(found, total: bytes) { key, copy in
             entries.append(BatchEntry(key: key, slice: copy.map(RecordSlice.init)))
         }

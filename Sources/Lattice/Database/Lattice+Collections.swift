@@ -13,13 +13,29 @@ extension Lattice {
     /// entries does not decode it (O(n/256)) on every step.
     func listDirectory(_ property: PropertyInfo, owner: Int64) throws -> ListTable.Directory {
         let table = property.collectionTable!
+        if let directory = listDirectoryAtHand(property, owner: owner) { return directory }
+        let directory = try ListTable(table: table, owner: owner).directory(readTransaction())
+        cacheListDirectory(property, owner: owner, directory)
+        return directory
+    }
+
+    /// The number of entries of a List: from the directory when it is at hand, otherwise counted from its
+    /// stored bytes without decoding them (a count per owner in a loop over many allocates nothing).
+    func listCount(_ property: PropertyInfo, owner: Int64) throws -> Int {
+        let table = property.collectionTable!
+        if let directory = listDirectoryAtHand(property, owner: owner) { return directory.total }
+        return try ListTable(table: table, owner: owner).total(readTransaction())
+    }
+
+    /// The directory of the list of `owner` in `table` when it is known without a read: the one appends
+    /// left unstored, or the cached one of the current view.
+    func listDirectoryAtHand(_ property: PropertyInfo, owner: Int64) -> ListTable.Directory? {
+        let table = property.collectionTable!
         if let unstored = writer?.unstoredList, unstored.table == table, unstored.owner == owner { return unstored.directory }
         if let cached = listDirectoryCache, cached.generation == generation, cached.table == table, cached.owner == owner {
             return cached.directory
         }
-        let directory = try ListTable(table: table, owner: owner).directory(readTransaction())
-        cacheListDirectory(property, owner: owner, directory)
-        return directory
+        return nil
     }
 
     /// `listDirectory`, taken out of the cache: a write changing it then changes the only copy (no copy

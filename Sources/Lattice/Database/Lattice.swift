@@ -625,6 +625,13 @@ public final class Lattice {
         return (storage, RecordSlice(storage.bytes))
     }
 
+    /// A managed instance of class `type` of the stored object `key`, for non-generic callers.
+    func materialize(_ type: Object.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> Object {
+        let object = type.init()
+        object.attach(to: self, info: info, key: key, record: record)
+        return object
+    }
+
     /// A managed instance of the stored object `key`.
     func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> T {
         let object = T()

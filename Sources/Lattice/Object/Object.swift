@@ -139,6 +139,15 @@ open class Object: CustomStringConvertible, Hashable {
         return record
     }
 
+    /// Stops with a clear message if the object is gone (accessors cannot throw); otherwise its cached
+    /// record is current afterwards, lent by the snapshot or copied (`_slice`, with `_storage` kept alive
+    /// by the caller while it reads the slice).
+    @inline(__always)
+    final func requireCurrentRecord(_ lattice: Lattice) {
+        if _generation == lattice.generation, _slice != nil { return }
+        requireRecord(lattice, copied: false)
+    }
+
     /// After a change of the handle that rewrote no record of this object: its cached record, current at
     /// generation `before`, is current now.
     final func keepRecord(currentAt before: UInt64, _ lattice: Lattice) {

@@ -88,6 +88,9 @@ public struct Persisted<Value: _Persistable> {
     /// ```swift
     /// @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
     /// ```
+    // Inlinable: in the model's module it needs no generic metadata lookup, and every new instance of
+    // the model (each object read) runs it.
+    @inlinable
     public init<T: Object>(originProperty: String) where Value == LinkingObjects<T> {
         self.init(value: LinkingObjects<T>(originProperty: originProperty), primaryKey: false, indexed: false)
     }

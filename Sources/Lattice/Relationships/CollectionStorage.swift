@@ -12,7 +12,7 @@ struct ListStore {
 
     func directory() throws -> ListTable.Directory { try lattice.listDirectory(property, owner: owner) }
 
-    func count() throws -> Int { try directory().total }
+    func count() throws -> Int { try lattice.listCount(property, owner: owner) }
 
     /// Passes the payload of entry `index` to `body`; nil when out of range.
     func withPayload<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
@@ -26,9 +26,9 @@ struct ListStore {
     func objectKeys() throws -> [Int64]? {
         var keys: [Int64] = []
         var complete = true
-        let directory = try directory()
-        keys.reserveCapacity(directory.total)
-        try table.forEachPayload(lattice.readTransaction(), in: directory) { payload in
+        // Without a directory at hand, the stored one is read in place, not decoded (and cached).
+        try table.forEachPayload(lattice.readTransaction(), in: lattice.listDirectoryAtHand(property, owner: owner),
+                                 reserve: { keys.reserveCapacity($0) }) { payload in
             if let key = lattice.linkedKey(payload) { keys.append(key) } else { complete = false }
         }
         return complete ? keys : nil

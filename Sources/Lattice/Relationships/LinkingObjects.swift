@@ -11,17 +11,19 @@
 public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCollection, OriginDeclaring {
     /// The declaration's origin property (`@Persisted(originProperty:)`), read when the model is reflected.
     let originProperty: String?
-    private let state: LinkingObjectsState
+    /// Nil while unmanaged: every unmanaged object of a class with linking objects makes one, and it is empty.
+    private let state: LinkingObjectsState?
 
     /// Empty (the value of an unmanaged object's property).
     public init() {
         originProperty = nil
-        state = LinkingObjectsState(managed: nil)
+        state = nil
     }
 
+    @usableFromInline
     init(originProperty: String) {
         self.originProperty = originProperty
-        state = LinkingObjectsState(managed: nil)
+        state = nil
     }
 
     init(managed: ManagedCollection) {
@@ -30,12 +32,12 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     }
 
     /// The property bound to, or nil while unmanaged.
-    var managed: ManagedCollection? { state.managed }
+    var managed: ManagedCollection? { state?.managed }
     /// The origin class and its linking property (nil while unmanaged).
-    var originInfo: ClassInfo? { state.originInfo }
-    var originLink: PropertyInfo? { state.originLink }
+    var originInfo: ClassInfo? { state?.originInfo }
+    var originLink: PropertyInfo? { state?.originLink }
 
-    private func keys() -> [Int64] { state.keys() }
+    private func keys() -> [Int64] { state?.keys() ?? [] }
 
     /// The handle managing the object linked to, or nil while unmanaged (Realm's `realm`: named after the
     /// handle type, as ``Object/lattice`` is).
@@ -63,20 +65,13 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public func index(before i: Int) -> Int { i - 1 }
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.
-    public var count: Int { state.count }
+    public var count: Int { state?.count ?? 0 }
 
     /// The linking object at `position` (positions asked in increasing order are read in batches).
     public subscript(position: Int) -> Element {
-        let keys = keys()
-        precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
-        guard let originInfo, let lattice = managed?.lattice else { preconditionFailure("a non-empty LinkingObjects is managed") }
-        let positional = state.positional
-        let object = lattice.synchronized {
-            positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: Element.self)
-        }
-        // The reader creates instances of `Element.self` only.
-        guard let object else { return lattice.materialize(Element.self, originInfo, key: keys[position], record: nil) }
-        return unsafeDowncast(object, to: Element.self)
+        guard let state else { preconditionFailure("Index \(position) is out of range for 0 linking objects.") }
+        // The state creates instances of `Element.self` only.
+        return unsafeDowncast(state.object(at: position, type: Element.self), to: Element.self)
     }
 
     /// The first linking object, or nil: one object read.
@@ -105,7 +100,9 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         /// The next linking object still present, or nil at the end.
         public mutating func next() -> Element? {
             // The reader creates instances of `Element.self` only.
-            reader?.next().map { unsafeDowncast($0, to: Element.self) }
+            // Not `Optional.map`: generic over `Element`, it would look metadata up on every step.
+            guard let object = reader?.next() else { return nil }
+            return unsafeDowncast(object, to: Element.self)
         }
     }
 
@@ -168,7 +165,7 @@ final class LinkingObjectsState {
     // under the handle's `synchronized`, and nothing they call comes back here.
     @exclusivity(unchecked) private var generation: UInt64 = 0
     @exclusivity(unchecked) private var cachedKeys: [Int64] = []
-    let positional = PositionalReader()
+    @exclusivity(unchecked) private var positional = PositionalReader()
 
     init(managed: ManagedCollection?) {
         self.managed = managed
@@ -189,6 +186,19 @@ final class LinkingObjectsState {
             generation = lattice.generation
             return cachedKeys
         }
+    }
+
+    /// The linking object at `position`, an instance of `type` (positions asked in increasing order are
+    /// read in batches). Here rather than in the generic subscript, whose fields are reached through metadata.
+    func object(at position: Int, type: Object.Type) -> Object {
+        let keys = keys()
+        precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
+        guard let originInfo, let lattice = managed?.lattice else { preconditionFailure("a non-empty LinkingObjects is managed") }
+        let object = lattice.synchronized {
+            self.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: type)
+        }
+        // Gone since the keys were taken: an instance that reads as deleted.
+        return object ?? lattice.materialize(type, originInfo, key: keys[position], record: nil)
     }
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.

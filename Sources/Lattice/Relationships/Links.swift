@@ -57,7 +57,11 @@ extension Lattice {
     func linkTarget<T: Object>(of owner: Object, column: Int, as type: T.Type) -> T? {
         // The property's target class: a dynamic class is not found by its Swift type.
         let target = owner._info?.columns[column].target
-        return owner.liveRecord(self).withPayload(column) { payload in payload.flatMap { resolveLink(T.self, $0, in: target) } }
+        // The link's key from the owner's record where it is (no copy of a record the snapshot lends).
+        owner.requireCurrentRecord(self)
+        let key = withExtendedLifetime(owner._storage) { owner._slice?.payload(column).flatMap { $0.isEmpty ? nil : Int64._latticeDecode($0) } }
+        guard let key else { return nil }
+        return resolveLink(T.self, key: key, in: target)
     }
 
     /// While true (in the task or thread that set it), links resolve to unread objects whether or not the
@@ -68,15 +72,22 @@ extension Lattice {
     /// The object a link payload names, or nil for an empty payload or a missing object. `target` is the
     /// linked class when the caller knows it (otherwise it is looked up by `type`).
     func resolveLink<T: Object>(_ type: T.Type, _ payload: UnsafeRawBufferPointer, in target: ClassInfo? = nil) -> T? {
-        guard !payload.isEmpty, let info = target ?? classInfo(type) else { return nil }
-        let key = Int64._latticeDecode(payload)
+        guard !payload.isEmpty else { return nil }
+        return resolveLink(type, key: Int64._latticeDecode(payload), in: target)
+    }
+
+    /// The object a link to object key `key` names (see `resolveLink(_:_:in:)`), its record read in place
+    /// where the snapshot lends it, as a lookup by primary key does.
+    func resolveLink<T: Object>(_ type: T.Type, key: Int64, in target: ClassInfo? = nil) -> T? {
+        guard let info = target ?? classInfo(type) else { return nil }
         if Lattice.resolvesLinksUnread { return materialize(type, info, key: key, record: nil) }
         // Deleting an object clears every link to it: a link to a missing object means a damaged file.
-        let record = reading("a linked '\(info.name)'") { _ in
-            guard let record = try fetchRecord(info, key: key) else { throw LatticeError.danglingLink(env.path, info, key) }
-            return record
+        let object = reading("a linked '\(info.name)'") { _ in
+            guard let object = try fetchObject(info, key: key, type: type) else { throw LatticeError.danglingLink(env.path, info, key) }
+            return object
         }
-        return materialize(type, info, key: key, record: record)
+        // `fetchObject` made an instance of `type`.
+        return unsafeDowncast(object, to: T.self)
     }
 
     /// The key to store for a link to `target`, adding `target` (and what it reaches) when unmanaged.

@@ -15,20 +15,23 @@ import Foundation
 public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection, RangeReplaceableCollection, LatticeCollection {
     private var values: [Element] = []
     let managed: ManagedCollection?
-    /// A List of objects reads its entries' objects in batches: their keys, decoded once per change of the
-    /// handle's view, and the positional reader over them.
-    private let objectReads = ListObjectReads()
+    /// A managed List of objects reads its entries' objects in batches: their keys, decoded once per change
+    /// of the handle's view, and the positional reader over them. Nil otherwise (every new instance of a
+    /// model makes an unmanaged list for each List property: it allocates nothing more).
+    private let objectReads: ListObjectReads?
 
     /// An empty, unmanaged list.
     public init() {
         managed = nil
         objectTarget = nil
+        objectReads = nil
     }
 
     init(managed: ManagedCollection) {
         self.managed = managed
         let target = managed.property.target
         objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
+        objectReads = objectTarget == nil ? nil : ListObjectReads()
     }
 
     /// The stored class of the elements when they are objects of exactly that class (not dynamic
@@ -79,7 +82,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public subscript(position: Int) -> Element {
         get {
             guard let managed else { return values[position] }
-            if let target = objectTarget, let object = objectReads.object(at: position, managed, target) {
+            if let target = objectTarget, let object = objectReads?.object(at: position, managed, target) {
                 // `objectTarget` made sure the instances are of class `Element`.
                 return unsafeBitCast(object, to: Element.self)
             }
@@ -211,7 +214,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// keep may be handed out again).
     public func makeIterator() -> Iterator {
         guard let managed else { return Iterator(values: values.makeIterator()) }
-        if let target = objectTarget, let keys = objectReads.keys(managed) {
+        if let target = objectTarget, let keys = objectReads?.keys(managed) {
             return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: target, type: target.type, keys: keys))
         }
         return Iterator(values: managed.read { lattice, owner in
@@ -236,7 +239,11 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         /// The next element, or nil at the end.
         public mutating func next() -> Element? {
             // The reader creates instances of class `Element` only (see `objectTarget`).
-            if reader != nil { return reader?.next().map { unsafeBitCast($0, to: Element.self) } }
+            // Not `Optional.map`: generic over `Element`, it would look metadata up on every step.
+            if reader != nil {
+                guard let object = reader?.next() else { return nil }
+                return unsafeBitCast(object, to: Element.self)
+            }
             return values.next()
         }
     }
@@ -249,7 +256,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     private func end(first: Bool) -> Element? {
         guard let managed else { return first ? values.first : values.last }
-        if let target = objectTarget, let keys = objectReads.keys(managed) {
+        if let target = objectTarget, let keys = objectReads?.keys(managed) {
             guard let key = first ? keys.first : keys.last else { return nil }
             // `objectTarget` made sure the instances are of class `Element`.
             return unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: key), to: Element.self)
@@ -322,7 +329,7 @@ final class ListObjectReads {
     @exclusivity(unchecked) private var generation: UInt64 = 0
     @exclusivity(unchecked) private var cachedKeys: [Int64]?
     @exclusivity(unchecked) private var known = false
-    private let positional = PositionalReader()
+    @exclusivity(unchecked) private var positional = PositionalReader()
 
     /// The object keys of the entries, decoded once per change of the handle's view; nil when some entry
     /// holds none.
@@ -346,9 +353,8 @@ final class ListObjectReads {
         precondition(position >= 0 && position < keys.count,
                      "Index \(position) is out of range for List '\(managed.name)' of \(keys.count) elements.")
         let lattice = managed.lattice
-        let positional = positional
         return lattice.synchronized {
-            positional.object(at: position, of: keys, lattice: lattice, info: target, type: target.type)
+            self.positional.object(at: position, of: keys, lattice: lattice, info: target, type: target.type)
         } ?? lattice.materialize(target, key: keys[position], record: nil)
     }
 }

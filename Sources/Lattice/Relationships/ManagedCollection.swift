@@ -10,7 +10,7 @@ struct ManagedCollection {
 
     /// The owner's key; stops with a message if the owner was deleted (collection accessors cannot throw).
     var ownerKey: Int64 {
-        _ = owner.liveRecord(lattice)
+        owner.requireCurrentRecord(lattice)
         return owner._key
     }
 

@@ -188,7 +188,9 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 final class ResultsKeyCache {
     var generation: UInt64 = 0
     var keys: [Int64] = []
-    let positional = PositionalReader()
+    // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches it, under the
+    // handle's `synchronized`, and nothing it calls comes back here.
+    @exclusivity(unchecked) private var positional = PositionalReader()
 
     /// The keys, evaluated by `evaluate` when the handle's view changed since they were last.
     func keys(_ lattice: Lattice, _ info: ClassInfo, _ evaluate: (ClassInfo, Transaction) throws -> [Int64]) throws -> [Int64] {
@@ -211,12 +213,9 @@ final class ResultsKeyCache {
             }
             precondition(position >= 0 && position < keys.count,
                          "Index \(position) is out of range: these results of '\(info.name)' have \(keys.count) objects.")
-            return (positional.object(at: position, of: keys, lattice: lattice, info: info, type: type), keys[position])
+            return (self.positional.object(at: position, of: keys, lattice: lattice, info: info, type: type), keys[position])
         }
-        if let object { return object }
         // Gone since the keys were taken: an instance that reads as deleted.
-        let gone = type.init()
-        gone.attach(to: lattice, info: info, key: key, record: nil)
-        return gone
+        return object ?? lattice.materialize(type, info, key: key, record: nil)
     }
 }

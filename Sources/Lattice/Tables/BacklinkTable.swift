@@ -48,7 +48,7 @@ struct BacklinkTable {
 
     /// The number of links to `target` through `linkID`: LMDB's duplicate count, O(log n).
     func count(_ txn: Transaction, target: Int64, linkID: UInt32) throws -> Int {
-        try BacklinkTable.key(target, linkID).withUnsafeBytes { k in
+        try KeyCodec.withObjectKey(target, suffix: linkID) { k in
             try txn.withCursor(table) { cursor in
                 try cursor.seek(exactly: k) == nil ? 0 : try cursor.duplicateCount()
             }
@@ -58,7 +58,7 @@ struct BacklinkTable {
     /// The source of every link to `target` through `linkID`, in source order (a source linking k times
     /// appears k times).
     func sources(_ txn: Transaction, target: Int64, linkID: UInt32) throws -> [Int64] {
-        try BacklinkTable.key(target, linkID).withUnsafeBytes { k in
+        try KeyCodec.withObjectKey(target, suffix: linkID) { k in
             try txn.withCursor(table) { cursor in
                 var out: [Int64] = []
                 var entry = try cursor.seek(exactly: k)

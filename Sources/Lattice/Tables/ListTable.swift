@@ -117,29 +117,78 @@ struct ListTable {
         }
     }
 
-    private func key(_ chunk: UInt32) -> [UInt8] {
-        var key = OwnerKey.prefix(owner)
-        withUnsafeBytes(of: chunk.bigEndian) { key.append(contentsOf: $0) }
-        return key
+    /// Passes the key of chunk `chunk` of this list (built on the stack) to `body`.
+    private func withKey<R>(_ chunk: UInt32, _ body: (Bytes) throws -> R) rethrows -> R {
+        try KeyCodec.withObjectKey(owner, suffix: chunk, body)
     }
 
     /// Decodes the directory (empty when the list has no entry); throws `corruptFile` when it does not decode.
     func directory(_ txn: Transaction) throws -> Directory {
-        try key(0).withUnsafeBytes { k in
-            try txn.get(table, k) { bytes -> Directory in
-                guard let bytes else { return Directory() }
-                guard let directory = ListTable.decodeDirectory(bytes, keepingBytes: true) else {
-                    throw LatticeError.corruptFile(path: txn.env.path, reason: "the list directory of object key \(owner) in "
-                        + "'\(txn.env.seals.name(of: table))' does not decode.")
-                }
-                return directory
-            }
+        try withDirectoryBytes(txn) { bytes in
+            guard let bytes else { return Directory() }
+            return try ListTable.decodeDirectory(bytes, keepingBytes: true) ?? { throw undecodableDirectory(txn) }()
         }
+    }
+
+    /// The number of entries, read without decoding the directory into arrays.
+    func total(_ txn: Transaction) throws -> Int {
+        try withDirectoryBytes(txn) { bytes in
+            guard let bytes else { return 0 }
+            return try ListTable.directoryTotal(bytes) ?? { throw undecodableDirectory(txn) }()
+        }
+    }
+
+    /// Passes the stored directory's bytes (nil: none, the list is empty) to `body`.
+    private func withDirectoryBytes<R>(_ txn: Transaction, _ body: (Bytes?) throws -> R) throws -> R {
+        try withKey(0) { k in try txn.get(table, k, body) }   // chunk 0 is the directory
+    }
+
+    private func undecodableDirectory(_ txn: Transaction) -> LatticeError {
+        .corruptFile(path: txn.env.path, reason: "the list directory of object key \(owner) in '\(txn.env.seals.name(of: table))' does not decode.")
     }
 
     /// A directory's bytes decoded strictly: nil unless every chunk id is below the next id and every
     /// count within a chunk's capacity, with no byte left over.
     static func decodeDirectory(_ bytes: Bytes, keepingBytes: Bool = false) -> Directory? {
+        var chunks: [(id: UInt32, count: Int)] = []
+        var lastEntry = 0
+        guard let nextID = walkDirectory(bytes, reserve: { chunks.reserveCapacity($0) }, { id, count, at in
+            chunks.append((id, count))
+            lastEntry = at
+        }) else { return nil }
+        return Directory(nextID: nextID, chunks: chunks, encoded: keepingBytes ? Array(bytes) : nil, lastEntry: lastEntry)
+    }
+
+    /// The number of entries a directory's bytes count, checked as strictly as `decodeDirectory` (nil when
+    /// they do not decode) but decoded into nothing: `List.count` of a list whose directory is not cached.
+    static func directoryTotal(_ bytes: Bytes) -> Int? {
+        var total = 0
+        return walkDirectory(bytes, reserve: { _ in }, { _, count, _ in total += count }) == nil ? nil : total
+    }
+
+    /// Passes every payload, in order, to `body` as `forEachPayload(_:in:_:)` does, with `directory` when
+    /// the caller has it, otherwise reading the stored one where it is instead of decoding it (nothing
+    /// allocated for a list read once, as in a loop over the lists of many owners); `reserve` first
+    /// receives the number of entries.
+    func forEachPayload(_ txn: Transaction, in directory: Directory?, reserve: (Int) -> Void,
+                        _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if let directory {
+            reserve(directory.total)
+            return try forEachPayload(txn, in: directory, body)
+        }
+        try withDirectoryBytes(txn) { bytes in
+            guard let bytes else { return }
+            guard let total = ListTable.directoryTotal(bytes) else { throw undecodableDirectory(txn) }
+            reserve(total)
+            _ = try ListTable.walkDirectory(bytes, reserve: { _ in }) { id, count, _ in try forEachPayload(txn, ofChunk: (id, count), body) }
+        }
+    }
+
+    /// Checks a directory's bytes, passing each chunk entry (id, count, where the entry begins) to `chunk`
+    /// in order after `reserve(n)`; returns the next chunk id, or nil when the bytes do not decode.
+    @inline(__always)
+    private static func walkDirectory(_ bytes: Bytes, reserve: (Int) -> Void,
+                                      _ chunk: (_ id: UInt32, _ count: Int, _ at: Int) throws -> Void) rethrows -> UInt32? {
         var at = 0
         func next() -> UInt64? {
             guard at < bytes.count else { return nil }
@@ -147,16 +196,13 @@ struct ListTable {
             return at <= bytes.count ? value : nil
         }
         guard let nextID = next(), nextID <= UInt64(UInt32.max), let n = next(), n <= UInt64(bytes.count) else { return nil }
-        var chunks: [(id: UInt32, count: Int)] = []
-        chunks.reserveCapacity(Int(n))
-        var lastEntry = at
+        reserve(Int(n))
         for _ in 0..<n {
-            lastEntry = at
+            let entry = at
             guard let id = next(), let count = next(), id > 0, id < nextID, count > 0, count <= UInt64(chunkCapacity) else { return nil }
-            chunks.append((UInt32(id), Int(count)))
+            try chunk(UInt32(id), Int(count), entry)
         }
-        guard at == bytes.count else { return nil }
-        return Directory(nextID: UInt32(nextID), chunks: chunks, encoded: keepingBytes ? Array(bytes) : nil, lastEntry: lastEntry)
+        return at == bytes.count ? UInt32(nextID) : nil
     }
 
     /// Passes the payload of entry `index` to `body`; nil when out of range.
@@ -165,7 +211,7 @@ struct ListTable {
         guard index >= 0, index < directory.total else { return nil }
         let (chunk, offset) = directory.locate(index)
         let entry = directory.chunks[chunk]
-        return try key(entry.id).withUnsafeBytes { k in
+        return try withKey(entry.id) { k in
             try txn.get(table, k) { bytes in
                 guard let view = bytes.flatMap(RecordView.init), view.count == entry.count, let payload = view.payload(offset) else {
                     throw damagedChunk(txn, entry.id, found: bytes)
@@ -178,7 +224,7 @@ struct ListTable {
     /// The payloads of the chunk a directory entry names (which must hold `count` of them): their bytes
     /// back to back and where each ends.
     private func chunk(_ txn: Transaction, _ entry: (id: UInt32, count: Int)) throws -> Chunk {
-        try key(entry.id).withUnsafeBytes { k in
+        try withKey(entry.id) { k in
             try txn.get(table, k) { bytes in
                 guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
                     throw damagedChunk(txn, entry.id, found: bytes)
@@ -206,14 +252,18 @@ struct ListTable {
 
     /// Passes every payload, in order, to `body`: one lookup per chunk, nothing copied.
     func forEachPayload(_ txn: Transaction, in directory: Directory, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        for entry in directory.chunks {
-            try key(entry.id).withUnsafeBytes { k in
-                try txn.get(table, k) { bytes in
-                    guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
-                        throw damagedChunk(txn, entry.id, found: bytes)
-                    }
-                    for i in 0..<view.count { try body(view.payload(i) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+        for entry in directory.chunks { try forEachPayload(txn, ofChunk: entry, body) }
+    }
+
+    /// Passes every payload of the chunk a directory entry names (which must hold `count` of them) to `body`.
+    private func forEachPayload(_ txn: Transaction, ofChunk entry: (id: UInt32, count: Int),
+                                _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try withKey(entry.id) { k in
+            try txn.get(table, k) { bytes in
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
+                    throw damagedChunk(txn, entry.id, found: bytes)
                 }
+                for i in 0..<view.count { try body(view.payload(i) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
             }
         }
     }
@@ -228,17 +278,17 @@ struct ListTable {
     }
 
     private func writeChunk(_ txn: Transaction, _ id: UInt32, record: [UInt8]) throws {
-        _ = try key(id).withUnsafeBytes { k in try record.withUnsafeBytes { try txn.put(table, k, $0) } }
+        _ = try withKey(id) { k in try record.withUnsafeBytes { try txn.put(table, k, $0) } }
     }
 
     private func deleteChunk(_ txn: Transaction, _ id: UInt32) throws {
-        _ = try key(id).withUnsafeBytes { try txn.delete(table, $0) }
+        _ = try withKey(id) { try txn.delete(table, $0) }
     }
 
     private func writeDirectory(_ txn: Transaction, _ directory: inout Directory) throws {
         let bytes = directory.encode()
         if bytes.isEmpty { return try deleteChunk(txn, 0) }
-        _ = try key(0).withUnsafeBytes { k in try bytes.withUnsafeBytes { try txn.put(table, k, $0) } }
+        _ = try withKey(0) { k in try bytes.withUnsafeBytes { try txn.put(table, k, $0) } }
     }
 
     /// Writes `chunk` as the chunks replacing directory position `position` (none when it is empty; more
@@ -291,7 +341,7 @@ struct ListTable {
         let entry = directory.chunks[last]
         guard entry.count + payloads.count <= ListTable.chunkCapacity else { return false }
         var record: [UInt8] = []
-        let fits = try key(entry.id).withUnsafeBytes { k in
+        let fits = try withKey(entry.id) { k in
             try txn.get(table, k) { bytes -> Bool in
                 guard let bytes, let view = RecordView(bytes), view.count == entry.count else {
                     throw damagedChunk(txn, entry.id, found: bytes)
