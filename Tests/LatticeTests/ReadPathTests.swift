@@ -422,6 +422,54 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertNil(unmanaged.walkers.first)
     }
 
+    func testFirstAndLastOfListsAndLinkingObjectsFollowEveryChange() throws {
+        let db = makeTempDatabase("ends")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        let owner = Owner()
+        owner.name = "owner"
+        let loved = Pet()
+        loved.name = "loved"
+        try lattice.write {
+            try lattice.add(owner)
+            for i in 0..<600 {   // several chunks
+                let pet = Pet()
+                pet.name = "pet \(i)"
+                owner.dogs.append(pet)
+            }
+            // `loved` is walked by three owners, twice by the last one.
+            for name in ["a", "b", "c"] {
+                let walker = Owner()
+                walker.name = name
+                walker.dogs.append(loved)
+                if name == "c" { walker.dogs.append(loved) }
+                try lattice.add(walker)
+            }
+        }
+        XCTAssertEqual(owner.dogs.first?.name, "pet 0")
+        XCTAssertEqual(owner.dogs.last?.name, "pet 599")
+        XCTAssertEqual(loved.walkers.first?.name, "a")
+        XCTAssertEqual(loved.walkers.last?.name, "c")
+        XCTAssertEqual(loved.walkers.count, 4)
+        try lattice.write {
+            owner.dogs.append(loved)
+            XCTAssertEqual(owner.dogs.last?.name, "loved")   // an append not yet stored
+            // Linking objects are in the order of their object keys: `owner` was added first.
+            XCTAssertEqual(loved.walkers.first?.name, "owner")
+            XCTAssertEqual(loved.walkers.last?.name, "c")
+            owner.dogs.remove(at: 0)
+            XCTAssertEqual(owner.dogs.first?.name, "pet 1")
+        }
+        XCTAssertEqual(owner.dogs.first?.name, "pet 1")
+        XCTAssertEqual(owner.dogs.last?.name, "loved")
+        try lattice.write { try lattice.delete(lattice.objects(Owner.self).filter("name == 'a'")) }
+        XCTAssertEqual(loved.walkers.map(\.name), ["owner", "b", "c", "c"])
+        try lattice.write { owner.dogs.removeLast() }
+        XCTAssertEqual(loved.walkers.first?.name, "b")
+        try lattice.write { owner.dogs.removeAll() }
+        XCTAssertNil(owner.dogs.first)
+        XCTAssertNil(owner.dogs.last)
+    }
+
     func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {
         let db = makeTempDatabase("positional")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])

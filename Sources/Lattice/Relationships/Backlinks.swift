@@ -10,6 +10,16 @@ extension Lattice {
         }
     }
 
+    /// The first (or last) object linking to `target` through `property`, checked as `backlinks` checks
+    /// each: one seek, whatever the number of links.
+    func backlinkEnd(of info: ClassInfo, key target: Int64, through property: PropertyInfo, first: Bool) throws -> Int64? {
+        guard let table = info.backlinkTable,
+              let entry = try BacklinkTable(table: table).endEntry(readTransaction(), target: target, linkID: property.linkID, first: first)
+        else { return nil }
+        try checkBacklink(info, key: target, id: entry.linkID, source: entry.source, count: entry.count)
+        return entry.source
+    }
+
     /// The number of links to `target` through `property`: one seek, whatever the number of links.
     func backlinkCount(of info: ClassInfo, key target: Int64, through property: PropertyInfo) throws -> Int {
         guard let table = info.backlinkTable else { return 0 }

@@ -19,6 +19,15 @@ struct ListStore {
         try table.withPayload(lattice.readTransaction(), at: index, in: directory(), body)
     }
 
+    /// Passes the payload of the first (or last) entry to `body`; nil when the list is empty. Without a
+    /// directory at hand, the stored one is read in place, not decoded.
+    func withEndPayload<R>(first: Bool, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        if let directory = lattice.listDirectoryAtHand(property, owner: owner) {
+            return try table.withPayload(lattice.readTransaction(), at: first ? 0 : directory.total - 1, in: directory, body)
+        }
+        return try table.withEndPayload(lattice.readTransaction(), first: first, body)
+    }
+
     /// Every payload, in order.
     func allPayloads() throws -> [[UInt8]] { try lattice.listPayloads(property, owner: owner) }
 

@@ -81,8 +81,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public var last: Element? { end(first: false) }
 
     private func end(first: Bool) -> Element? {
-        let keys = keys()
-        guard let managed, let originInfo, let key = first ? keys.first : keys.last else { return nil }
+        guard let state, let managed, let originInfo, let key = state.endKey(first: first) else { return nil }
         return unsafeDowncast(managed.lattice.materializeReading(Element.self, originInfo, key: key), to: Element.self)
     }
 
@@ -199,6 +198,17 @@ final class LinkingObjectsState {
         }
         // Gone since the keys were taken: an instance that reads as deleted.
         return object ?? lattice.materialize(type, originInfo, key: keys[position], record: nil)
+    }
+
+    /// The key of the first (or last) linking object: from the keys when they are current, otherwise one
+    /// seek in the backlink table, whatever the number of links.
+    func endKey(first: Bool) -> Int64? {
+        guard let managed, let property = originLink else { return nil }
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if generation == lattice.generation { return first ? cachedKeys.first : cachedKeys.last }
+            return managed.read { lattice, owner in try lattice.backlinkEnd(of: managed.info, key: owner, through: property, first: first) }
+        }
     }
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.

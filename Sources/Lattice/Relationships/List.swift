@@ -256,8 +256,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     private func end(first: Bool) -> Element? {
         guard let managed else { return first ? values.first : values.last }
-        if let target = objectTarget, let keys = objectReads?.keys(managed) {
-            guard let key = first ? keys.first : keys.last else { return nil }
+        if let target = objectTarget, let key = objectReads?.endKey(managed, first: first) {
             // `objectTarget` made sure the instances are of class `Element`.
             return unsafeBitCast(managed.lattice.materializeReading(target.type, target, key: key), to: Element.self)
         }
@@ -343,6 +342,18 @@ final class ListObjectReads {
             generation = lattice.generation
             known = true
             return cachedKeys
+        }
+    }
+
+    /// The object key of the first (or last) entry: from the keys when they are current, otherwise read
+    /// alone (one chunk, not the whole list). Nil when the list is empty or the entry holds no object key.
+    func endKey(_ managed: ManagedCollection, first: Bool) -> Int64? {
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if known && generation == lattice.generation { return first ? cachedKeys?.first : cachedKeys?.last }
+            return managed.read { lattice, owner in
+                try ListStore(lattice: lattice, property: managed.property, owner: owner).withEndPayload(first: first) { lattice.linkedKey($0) } ?? nil
+            }
         }
     }
 

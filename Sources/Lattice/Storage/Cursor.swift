@@ -76,6 +76,10 @@ struct Cursor {
     mutating func current() throws -> Entry? { try move(MDB_GET_CURRENT) }
     /// The next duplicate of the current key, or nil after its last.
     mutating func nextDuplicate() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    /// The duplicate before the current one of the current key, or nil before its first.
+    mutating func previousDuplicate() throws -> Entry? { try move(MDB_PREV_DUP) }
+    /// The last duplicate of the current key (LMDB leaves the key out: it is empty).
+    mutating func lastDuplicate() throws -> Entry? { try move(MDB_LAST_DUP) }
     /// The first entry of the next key (skipping the current key's other duplicates).
     mutating func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
     /// The first entry whose key is `key`, or nil.

@@ -72,6 +72,25 @@ struct BacklinkTable {
         }
     }
 
+    /// The first (or last) source of the links to `target` through `linkID`, with its number of links:
+    /// one seek and a step per link of that source, whatever the number of links.
+    func endEntry(_ txn: Transaction, target: Int64, linkID: UInt32, first: Bool) throws -> Entry? {
+        try KeyCodec.withObjectKey(target, suffix: linkID) { k in
+            try txn.withCursor(table) { cursor in
+                guard let found = try cursor.seek(exactly: k),
+                      let end = try first ? found : cursor.lastDuplicate(),
+                      let source = BacklinkTable.decodeValue(end.value)?.source else { return nil }
+                // The source's ordinals are consecutive duplicates.
+                var count = 1
+                while let e = try first ? cursor.nextDuplicate() : cursor.previousDuplicate(),
+                      BacklinkTable.decodeValue(e.value)?.source == source {
+                    count += 1
+                }
+                return Entry(linkID: linkID, source: source, count: count)
+            }
+        }
+    }
+
     /// The links to `target` (only those of `linkID` when given), one entry per property and source, in
     /// (link id, source) order.
     func entries(_ txn: Transaction, target: Int64, linkID: UInt32? = nil) throws -> [Entry] {

@@ -210,8 +210,27 @@ struct ListTable {
                         _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard index >= 0, index < directory.total else { return nil }
         let (chunk, offset) = directory.locate(index)
-        let entry = directory.chunks[chunk]
-        return try withKey(entry.id) { k in
+        return try withPayload(txn, ofChunk: directory.chunks[chunk], at: offset, body)
+    }
+
+    /// Passes the payload of the first (or last) entry to `body`, reading the stored directory where it
+    /// is (`first`/`last` of a list read once); nil when the list is empty.
+    func withEndPayload<R>(_ txn: Transaction, first: Bool, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withDirectoryBytes(txn) { bytes in
+            guard let bytes else { return nil }
+            var end: (id: UInt32, count: Int)?
+            guard ListTable.walkDirectory(bytes, reserve: { _ in }, { id, count, _ in
+                if !first || end == nil { end = (id, count) }
+            }) != nil else { throw undecodableDirectory(txn) }
+            guard let end else { return nil }
+            return try withPayload(txn, ofChunk: end, at: first ? 0 : end.count - 1, body)
+        }
+    }
+
+    /// Passes payload `offset` of the chunk a directory entry names (which must hold `count` of them) to `body`.
+    private func withPayload<R>(_ txn: Transaction, ofChunk entry: (id: UInt32, count: Int), at offset: Int,
+                                _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try withKey(entry.id) { k in
             try txn.get(table, k) { bytes in
                 guard let view = bytes.flatMap(RecordView.init), view.count == entry.count, let payload = view.payload(offset) else {
                     throw damagedChunk(txn, entry.id, found: bytes)
