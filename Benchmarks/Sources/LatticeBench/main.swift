@@ -34,8 +34,8 @@ if let path = option("--cold-gigabyte-child") {
     try Extras.coldGigabyteChild(path)
     exit(0)
 }
-if let path = option("--nested-scratch") {
-    try NestedScratch.run(path, n: option("--n").flatMap(Int.init) ?? 20_000)
+if let path = option("--relationship-reads-only") {
+    _ = try RelationshipReads.run(path, owners: (option("--n").flatMap(Int.init) ?? 100_000) / 5)
     exit(0)
 }
 if let path = option("--read-paths-only") {
@@ -224,7 +224,11 @@ if extras && engines.contains("lattice") {
                                     values: backlinks, note: "Lattice only"))
     let readPath = base + "/read-paths.lattice"
     readPathRows = try ReadPathScenario.run(readPath, people: data.people.prefix(n))
-    for path in [listPath, nodesPath, readPath] {
+    let nestPath = base + "/relationship-reads.lattice"
+    extraResults.append(ExtraResult(scenario: "relationship reads: \(n / 5) owners of \(RelationshipReads.dogsPerOwner) dogs",
+                                    values: try RelationshipReads.run(nestPath, owners: n / 5),
+                                    note: "seconds per pass (median of 7) and nanoseconds per operation; Lattice only"))
+    for path in [listPath, nodesPath, readPath, nestPath] {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
