@@ -422,6 +422,79 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertNil(unmanaged.walkers.first)
     }
 
+    func testResultsReadByPositionInsideAWriteStayLive() throws {
+        let db = makeTempDatabase("live")
+        let lattice = try db.open([FixtureItem.self])
+        try lattice.write {
+            for id in 1...400 { try lattice.create(FixtureItem.self, value: ["id": id, "name": "item \(1000 - id)", "rank": id % 4]) }
+        }
+        let all = lattice.objects(FixtureItem.self)
+        let ranked = try all.filter("rank == 1")
+        let byName = try all.sorted(byKeyPath: "name")
+        let byNote = try all.sorted(byKeyPath: "note")
+        try lattice.write {
+            // Writes of columns the results do not select or sort by: the same objects, new values.
+            for i in 0..<all.count { all[i].note = "n\(i)" }
+            for i in 0..<byName.count { byName[i].note = "sorted \(i)" }
+            XCTAssertEqual(byName.map(\.id), (1...400).reversed())
+            XCTAssertEqual(all[0].note, "sorted 399")
+            for i in 0..<ranked.count { ranked[i].name = "ranked \(ranked[i].id)" }
+            XCTAssertEqual(ranked.count, 100)
+            XCTAssertEqual(ranked.map(\.name), stride(from: 1, through: 397, by: 4).map { "ranked \($0)" })
+            // Writes of the selected or sorted column: the results change at once.
+            ranked[0].rank = 2
+            XCTAssertEqual(ranked.count, 99)
+            XCTAssertEqual(ranked[0].id, 5)
+            byNote[0].note = "zzz"
+            XCTAssertEqual(byNote.last?.note, "zzz")
+            XCTAssertEqual(byNote.first?.note, "sorted 1")
+            // Objects added and deleted: every results sees them.
+            let added = try lattice.create(FixtureItem.self, value: ["id": 401, "name": "item 0", "rank": 1])
+            XCTAssertEqual(all.count, 401)
+            XCTAssertEqual(all[400].id, 401)
+            XCTAssertEqual(ranked.last?.id, 401)
+            XCTAssertEqual(byName[0].id, 401)
+            try lattice.delete(all[0])
+            XCTAssertEqual(all.count, 400)
+            XCTAssertEqual(all[0].id, 2)
+            XCTAssertEqual(byName.first?.id, 401)   // "item 0"
+            XCTAssertEqual(byName.last?.id, 97)     // "ranked 97"
+            XCTAssertFalse(byName.contains { $0.id == 1 })
+            XCTAssertEqual(added.rank, 1)
+        }
+        // Another handle's commit, seen after refresh.
+        let other = try db.open([FixtureItem.self])
+        try other.write {
+            try other.create(FixtureItem.self, value: ["id": 500, "name": "item 500", "rank": 1])
+            other.objects(FixtureItem.self)[0].rank = 1
+        }
+        lattice.refresh()
+        XCTAssertEqual(all.count, 401)
+        XCTAssertEqual(all[400].id, 500)
+        XCTAssertEqual(ranked.first?.id, 2)
+        XCTAssertEqual(ranked.last?.id, 500)
+        // Results through a link follow writes of the linked object.
+        let owners = try makeTempDatabase("live-links").open([Owner.self, Pet.self, Address.self])
+        try owners.write {
+            for i in 0..<20 {
+                let pet = Pet()
+                pet.name = "pet \(i)"
+                let owner = Owner()
+                owner.name = i % 2 == 0 ? "even" : "odd"
+                pet.owner = owner
+                try owners.add(pet)
+            }
+        }
+        let evenPets = try owners.objects(Pet.self).filter("owner.name == 'even'")
+        try owners.write {
+            XCTAssertEqual(evenPets.count, 10)
+            for i in 0..<evenPets.count where i < 3 { evenPets[0].owner?.name = "renamed" }
+            XCTAssertEqual(evenPets.count, 7)
+            for i in 0..<evenPets.count { evenPets[i].age = i }
+            XCTAssertEqual(evenPets.map(\.age), Array(0..<7))
+        }
+    }
+
     func testFirstAndLastOfListsAndLinkingObjectsFollowEveryChange() throws {
         let db = makeTempDatabase("ends")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])
@@ -468,6 +541,19 @@ final class PositionalReadTests: XCTestCase {
         try lattice.write { owner.dogs.removeAll() }
         XCTAssertNil(owner.dogs.first)
         XCTAssertNil(owner.dogs.last)
+        try lattice.write { for i in 0..<599 { owner.dogs.append(Pet()); owner.dogs[i].name = "p" } }
+        // Writing a property of each element by position keeps the lists' keys; an append changes them.
+        try lattice.write {
+            let dogs = owner.dogs
+            for i in 0..<dogs.count { dogs[i].age = i }
+            for i in 0..<loved.walkers.count { loved.walkers[i].name += "!" }
+            dogs.append(Pet())
+            XCTAssertEqual(dogs.count, 600)
+            XCTAssertEqual(dogs[599].age, 0)
+        }
+        XCTAssertEqual(owner.dogs.map(\.age).prefix(599), ArraySlice(0..<599))
+        // `c` walks `loved` twice: renamed twice.
+        XCTAssertEqual(loved.walkers.map(\.name), ["b!", "c!!", "c!!"])
     }
 
     func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {

@@ -34,6 +34,11 @@ if let path = option("--cold-gigabyte-child") {
     try Extras.coldGigabyteChild(path)
     exit(0)
 }
+if let path = option("--write-paths-only") {
+    let count = (option("--n").flatMap(Int.init) ?? 100_000) / 5
+    _ = try WritePathScenario.run(path, people: WorkloadData(n: count).people.prefix(count))
+    exit(0)
+}
 if let path = option("--relationship-reads-only") {
     _ = try RelationshipReads.run(path, owners: (option("--n").flatMap(Int.init) ?? 100_000) / 5)
     exit(0)
@@ -228,7 +233,11 @@ if extras && engines.contains("lattice") {
     extraResults.append(ExtraResult(scenario: "relationship reads: \(n / 5) owners of \(RelationshipReads.dogsPerOwner) dogs",
                                     values: try RelationshipReads.run(nestPath, owners: n / 5),
                                     note: "seconds per pass (median of 7) and nanoseconds per operation; Lattice only"))
-    for path in [listPath, nodesPath, readPath, nestPath] {
+    let writePath = base + "/write-paths.lattice"
+    extraResults.append(ExtraResult(scenario: "write paths: \(n / 5) objects, each changed once in one write",
+                                    values: try WritePathScenario.run(writePath, people: data.people.prefix(n / 5)),
+                                    note: "seconds per pass (median of 3) and nanoseconds per object; Lattice only"))
+    for path in [listPath, nodesPath, readPath, nestPath, writePath] {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }

@@ -48,6 +48,22 @@ public final class Lattice {
     /// is used from one isolation domain at a time, and every access is a whole load or store (or the
     /// increment in `didChange`), never held across a call.
     @usableFromInline @exclusivity(unchecked) private(set) var generation: UInt64 = 1
+    /// Changes with `generation`, except on a write of values to an existing object (no object added or
+    /// deleted, no link changed): the keys of a List or LinkingObjects stay valid while it does not,
+    /// so a loop setting a property of each element does not read them again on every step. Unchecked
+    /// like `generation`.
+    @exclusivity(unchecked) private(set) var structure: UInt64 = 1
+    /// Changes with `generation` except on the write path's writes of records and collections: with
+    /// `classWrites`, what the objects of one class matching a query on their own values depend on.
+    @exclusivity(unchecked) private var view: UInt64 = 1
+    /// Per class: objects added or deleted, and writes to each column of existing ones (by
+    /// `ChangeSet.columnBit`).
+    @exclusivity(unchecked) private var classWrites: [ObjectIdentifier: ClassWrites] = [:]
+
+    struct ClassWrites {
+        var membership: UInt64 = 0
+        var columns = [UInt64](repeating: 0, count: 64)
+    }
     /// Changes on `invalidate()`: objects attached before are invalid. Unchecked like `generation`.
     /// Always changes together with `generation`, so an object whose cached record is of the current
     /// generation is of the current epoch too (reads check the generation only).
@@ -511,7 +527,51 @@ public final class Lattice {
     }
 
     /// Marks everything read so far as possibly stale.
-    func didChange() { generation &+= 1 }
+    func didChange() {
+        generation &+= 1
+        structure &+= 1
+        view &+= 1
+    }
+
+    /// After a change of list, set, map or backlink entries: records and collections' keys may be stale.
+    func didChangeCollections() {
+        generation &+= 1
+        structure &+= 1
+    }
+
+    /// After a record write of class `info`: records may be stale; so may the keys of collections when an
+    /// object was added or deleted or a link changed, and the objects of `info` selected by their values
+    /// when one was added or deleted or one of `columns` (a `ChangeSet.columnBit` mask) was written.
+    func didWriteRecord(of info: ClassInfo, addedOrDeleted: Bool, linksChanged: Bool, columns: UInt64) {
+        generation &+= 1
+        if addedOrDeleted || linksChanged { structure &+= 1 }
+        guard addedOrDeleted || columns != 0 else { return }
+        let id = ObjectIdentifier(info)
+        if classWrites[id] == nil { classWrites[id] = ClassWrites() }
+        if addedOrDeleted {
+            classWrites[id]!.membership &+= 1
+            return
+        }
+        var mask = columns
+        while mask != 0 {
+            classWrites[id]!.columns[mask.trailingZeroBitCount] &+= 1
+            mask &= mask - 1
+        }
+    }
+
+    /// Changes whenever the objects of class `info` that a query on `columns` (a `ChangeSet.columnBit`
+    /// mask; 0: all objects of the class) selects, or their order, may have: a cache of their keys is
+    /// valid while it does not.
+    func selectionVersion(of info: ClassInfo, columns: UInt64) -> (view: UInt64, membership: UInt64, columns: UInt64) {
+        guard let writes = classWrites[ObjectIdentifier(info)] else { return (view, 0, 0) }
+        var sum: UInt64 = 0
+        var mask = columns
+        while mask != 0 {
+            sum &+= writes.columns[mask.trailingZeroBitCount]
+            mask &= mask - 1
+        }
+        return (view, writes.membership, sum)
+    }
 
     /// Whether records read through `txn` may be kept where the map has them instead of copied: in a
     /// read snapshot of a live handle on a plaintext file. Such a record stays valid while the snapshot

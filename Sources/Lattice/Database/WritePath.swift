@@ -56,6 +56,8 @@ extension Lattice {
     func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
                newKey: Bool = false, changed: UInt64? = nil, keepingEmbedded: Bool = false) throws -> Bool {
         var replacedEmbedded: [(ClassInfo, Int64)] = []
+        var linksChanged = false
+        var columns: UInt64 = 0
         let objects = ObjectTable(table: info.objectsTable)
         let stored = try KeyCodec.withObjectKey(key) { objectKey -> Bool in
             // An appended key is above every stored key, so above every object key in the index
@@ -85,6 +87,7 @@ extension Lattice {
                             if let was { try withIndexKey(p, payload: was) { try index.remove(txn, indexKey: $0, objectKey: objectKey) } }
                             if let now { try withIndexKey(p, payload: now) { try index.add(txn, indexKey: $0, objectKey: objectKey, last: appended) } }
                         } else {
+                            linksChanged = true
                             if let was, let target = linkedKey(was) {
                                 try adjustBacklink(p, source: key, target: target, by: -1)
                                 if after != nil, !keepingEmbedded, let child = p.target, child.schema.isEmbedded {
@@ -100,13 +103,14 @@ extension Lattice {
                     } else if after == nil {
                         write.changes.record(info.name, key: key, .deleted)
                     } else {
-                        write.changes.record(info.name, key: key, .modified, columns: changed ?? changedColumns(info, before, after))
+                        columns = changed ?? changedColumns(info, before, after)
+                        write.changes.record(info.name, key: key, .modified, columns: columns)
                     }
                 }
             }
             return true
         }
-        if stored { didChange() }
+        if stored { didWriteRecord(of: info, addedOrDeleted: old == nil || record == nil, linksChanged: linksChanged, columns: columns) }
         for (child, childKey) in replacedEmbedded {
             if let record = try fetchRecord(child, key: childKey) { try deleteObject(child, key: childKey, old: record) }
         }
@@ -262,7 +266,7 @@ extension Lattice {
             }
         }
         try backlinks.removeAll(txn, target: key)
-        didChange()
+        didChangeCollections()
     }
 
     /// Keeps backlinks in step with element payloads entering or leaving a collection of objects;
@@ -344,7 +348,7 @@ extension Lattice {
     /// Notes a List change: the handle's view moved, its cached directory is `directory`.
     private func listChanged(_ property: PropertyInfo, owner: Int64, _ directory: ListTable.Directory, _ operation: ChangeSet.CollectionOperation) {
         write.changes.record(collectionName(property), owner: owner, operation)
-        didChange()
+        didChangeCollections()
         cacheListDirectory(property, owner: owner, directory)
     }
 
@@ -354,7 +358,7 @@ extension Lattice {
         let table = SetTable(table: property.collectionTable!, owner: owner)
         guard try table.insert(write.txn, elementKey: elementKey, payload: payload) else { return false }
         write.changes.record(collectionName(property), owner: owner, .key(elementKey))
-        didChange()
+        didChangeCollections()
         try elementsChanged(property, owner: owner, added: [payload], removed: [])
         return true
     }
@@ -366,7 +370,7 @@ extension Lattice {
         guard let payload = try table.payload(write.txn, elementKey: elementKey) else { return false }
         try table.remove(write.txn, elementKey: elementKey)
         write.changes.record(collectionName(property), owner: owner, .key(elementKey))
-        didChange()
+        didChangeCollections()
         if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: [payload]) }
         return true
     }
@@ -382,7 +386,7 @@ extension Lattice {
         let old = try table.payload(write.txn, for: mapKey)
         if payload != nil || old != nil { try table.set(write.txn, mapKey, payload: payload) }
         write.changes.record(collectionName(property), owner: owner, .key(Array(mapKey.utf8)))
-        didChange()
+        didChangeCollections()
         if updatingLinks {
             try elementsChanged(property, owner: owner, added: payload.map { [$0] } ?? [], removed: old.map { [$0] } ?? [])
         }

@@ -162,7 +162,8 @@ final class LinkingObjectsState {
     let originLink: PropertyInfo?
     // Without runtime exclusivity checks (a call on every read): only `keys()` and `count` touch them,
     // under the handle's `synchronized`, and nothing they call comes back here.
-    @exclusivity(unchecked) private var generation: UInt64 = 0
+    /// The handle's `structure` the keys were read at (see `ListObjectReads`).
+    @exclusivity(unchecked) private var structure: UInt64 = 0
     @exclusivity(unchecked) private var cachedKeys: [Int64] = []
     @exclusivity(unchecked) private var positional = PositionalReader()
 
@@ -178,11 +179,11 @@ final class LinkingObjectsState {
         guard let managed, let property = originLink else { return [] }
         let lattice = managed.lattice
         return lattice.synchronized {
-            if generation == lattice.generation { return cachedKeys }
+            if structure == lattice.structure { return cachedKeys }
             cachedKeys = managed.read { lattice, owner in
                 try lattice.backlinks(of: managed.info, key: owner, through: property).flatMap { Array(repeating: $0.source, count: $0.count) }
             }
-            generation = lattice.generation
+            structure = lattice.structure
             return cachedKeys
         }
     }
@@ -206,7 +207,7 @@ final class LinkingObjectsState {
         guard let managed, let property = originLink else { return nil }
         let lattice = managed.lattice
         return lattice.synchronized {
-            if generation == lattice.generation { return first ? cachedKeys.first : cachedKeys.last }
+            if structure == lattice.structure { return first ? cachedKeys.first : cachedKeys.last }
             return managed.read { lattice, owner in try lattice.backlinkEnd(of: managed.info, key: owner, through: property, first: first) }
         }
     }
@@ -216,7 +217,7 @@ final class LinkingObjectsState {
         guard let managed, let property = originLink else { return 0 }
         let lattice = managed.lattice
         return lattice.synchronized {
-            if generation == lattice.generation { return cachedKeys.count }
+            if structure == lattice.structure { return cachedKeys.count }
             return managed.read { lattice, owner in try lattice.backlinkCount(of: managed.info, key: owner, through: property) }
         }
     }

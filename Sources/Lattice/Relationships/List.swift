@@ -325,7 +325,9 @@ func describeCollection<E>(_ name: String, _ elements: [E]) -> String {
 final class ListObjectReads {
     // Without runtime exclusivity checks (a call on every read): only `keys(_:)` touches them, under the
     // handle's `synchronized`, and nothing it calls comes back here.
-    @exclusivity(unchecked) private var generation: UInt64 = 0
+    /// The handle's `structure` the keys were read at: a loop setting a property of each element does
+    /// not change it, so the keys are not read again on every step.
+    @exclusivity(unchecked) private var structure: UInt64 = 0
     @exclusivity(unchecked) private var cachedKeys: [Int64]?
     @exclusivity(unchecked) private var known = false
     @exclusivity(unchecked) private var positional = PositionalReader()
@@ -335,11 +337,11 @@ final class ListObjectReads {
     func keys(_ managed: ManagedCollection) -> [Int64]? {
         let lattice = managed.lattice
         return lattice.synchronized {
-            if known && generation == lattice.generation { return cachedKeys }
+            if known && structure == lattice.structure { return cachedKeys }
             cachedKeys = managed.read { lattice, owner in
                 try ListStore(lattice: lattice, property: managed.property, owner: owner).objectKeys()
             }
-            generation = lattice.generation
+            structure = lattice.structure
             known = true
             return cachedKeys
         }
@@ -350,7 +352,7 @@ final class ListObjectReads {
     func endKey(_ managed: ManagedCollection, first: Bool) -> Int64? {
         let lattice = managed.lattice
         return lattice.synchronized {
-            if known && generation == lattice.generation { return first ? cachedKeys?.first : cachedKeys?.last }
+            if known && structure == lattice.structure { return first ? cachedKeys?.first : cachedKeys?.last }
             return managed.read { lattice, owner in
                 try ListStore(lattice: lattice, property: managed.property, owner: owner).withEndPayload(first: first) { lattice.linkedKey($0) } ?? nil
             }

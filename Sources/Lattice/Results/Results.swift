@@ -13,13 +13,20 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     let query: ResultsQuery
     /// Where the candidate objects come from: the whole class, or one object's collection.
     let source: ResultsSource
-    private let cache = ResultsKeyCache()
+    private let cache: ResultsKeyCache
 
     init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery(), source: ResultsSource = .all) {
         self.lattice = lattice
         self.info = info
         self.query = query
         self.source = source
+        var wholeClass = false
+        var columns: UInt64?
+        if case .all = source {
+            wholeClass = query.bound == nil && query.ops.isEmpty
+            columns = query.columnMask
+        }
+        cache = ResultsKeyCache(wholeClass: wholeClass, columns: columns)
     }
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
@@ -40,8 +47,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// Takes `keys` as the result at the handle's current view (a notifier that proved the order did not
     /// change), so the next read does not evaluate the query again.
     func adoptKeys(_ keys: [Int64]) {
-        cache.keys = keys
-        cache.generation = lattice.generation
+        guard let info else { return }
+        cache.adopt(keys, lattice, info)
     }
 
     /// True when the results can no longer be read: those of a List, MutableSet or LinkingObjects whose
@@ -67,7 +74,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var count: Int {
         guard let info else { return 0 }
         return lattice.synchronized {
-            if cache.generation == lattice.generation { return cache.keys.count }
+            if cache.isCurrent(lattice, info) { return cache.keys.count }
             if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
             return keys().count
         }
@@ -84,10 +91,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     }
 
     /// Whether the results are every object of the class in key order: then the class's table itself is read.
-    private var isWholeClass: Bool {
-        if case .all = source, query.bound == nil, query.ops.isEmpty { return true }
-        return false
-    }
+    private var isWholeClass: Bool { cache.wholeClass }
 
     /// The first object, or nil: one object read (the first entry of the class's table for all objects of
     /// a class), never a batch.
@@ -186,17 +190,53 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 /// It is shared by copies of the results (frozen ones are read from several threads): callers hold the
 /// handle's `synchronized`, except `object(at:)`, which takes it.
 final class ResultsKeyCache {
-    var generation: UInt64 = 0
-    var keys: [Int64] = []
+    /// Whether the results are every object of the class, in key order.
+    let wholeClass: Bool
+    /// For results of a whole class selected and ordered by the objects' own values, those columns
+    /// (`ResultsQuery.columnMask`; 0 for every object in key order): the keys change only when an object
+    /// of the class is added or deleted, one of these columns is written or the handle's view moves, so
+    /// `results[i].property = value` in a loop does not evaluate them again on every step. Nil: any
+    /// change of the handle's generation may change them.
+    private let columns: UInt64?
+    /// What `keys` were evaluated at (nil: never).
+    private var stamp: KeyStamp?
+    private(set) var keys: [Int64] = []
+
+    struct KeyStamp: Equatable {
+        let view: UInt64
+        let membership: UInt64
+        let columns: UInt64
+    }
+
+    init(wholeClass: Bool, columns: UInt64?) {
+        self.wholeClass = wholeClass
+        self.columns = columns
+    }
+
+    private func currentStamp(_ lattice: Lattice, _ info: ClassInfo) -> KeyStamp {
+        guard let columns else { return KeyStamp(view: lattice.generation, membership: 0, columns: 0) }
+        let version = lattice.selectionVersion(of: info, columns: columns)
+        return KeyStamp(view: version.view, membership: version.membership, columns: version.columns)
+    }
+
+    /// Whether `keys` are those of the handle's current view.
+    func isCurrent(_ lattice: Lattice, _ info: ClassInfo) -> Bool { stamp == currentStamp(lattice, info) }
+
+    /// Takes `keys` as those of the handle's current view.
+    func adopt(_ keys: [Int64], _ lattice: Lattice, _ info: ClassInfo) {
+        self.keys = keys
+        stamp = currentStamp(lattice, info)
+    }
     // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches it, under the
     // handle's `synchronized`, and nothing it calls comes back here.
     @exclusivity(unchecked) private var positional = PositionalReader()
 
     /// The keys, evaluated by `evaluate` when the handle's view changed since they were last.
     func keys(_ lattice: Lattice, _ info: ClassInfo, _ evaluate: (ClassInfo, Transaction) throws -> [Int64]) throws -> [Int64] {
-        if generation == lattice.generation { return keys }
+        let current = currentStamp(lattice, info)
+        if stamp == current { return keys }
         keys = try evaluate(info, lattice.readTransaction())
-        generation = lattice.generation
+        stamp = current
         return keys
     }
 

@@ -14,6 +14,47 @@ struct ResultsQuery {
     }
 }
 
+extension ResultsQuery {
+    /// The columns of the class (`ChangeSet.columnBit` mask) whose values decide which objects match and
+    /// in which order; nil when more than the objects' own values does (key paths through links, lists,
+    /// sets, maps or subqueries, comparisons of two properties). The keys stay valid across writes of
+    /// other columns of existing objects.
+    var columnMask: UInt64? {
+        guard var mask = bound == nil ? 0 : bound?.columnMask else { return nil }
+        for step in ops {
+            let paths: [ResolvedPath]
+            switch step {
+            case let .sort(keys): paths = keys.map(\.path)
+            case let .distinct(keyPaths): paths = keyPaths
+            }
+            for path in paths {
+                guard let column = path.rootColumn else { return nil }
+                mask |= ChangeSet.columnBit(column.property.column)
+            }
+        }
+        return mask
+    }
+}
+
+extension BoundNode {
+    /// See `ResultsQuery.columnMask`.
+    var columnMask: UInt64? {
+        switch self {
+        case .constant: return 0
+        case let .not(inner): return inner.columnMask
+        case let .and(parts), let .or(parts):
+            var mask: UInt64 = 0
+            for part in parts {
+                guard let m = part.columnMask else { return nil }
+                mask |= m
+            }
+            return mask
+        case let .term(term): return ChangeSet.columnBit(term.property.column)
+        case .test, .linked: return nil
+        }
+    }
+}
+
 /// Where the candidate objects of a ``Results`` come from.
 enum ResultsSource {
     /// Every object of the class, found through the planner (indexes, scans).
