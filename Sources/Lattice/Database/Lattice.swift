@@ -547,14 +547,13 @@ public final class Lattice {
         if addedOrDeleted || linksChanged { structure &+= 1 }
         guard addedOrDeleted || columns != 0 else { return }
         let id = ObjectIdentifier(info)
-        if classWrites[id] == nil { classWrites[id] = ClassWrites() }
         if addedOrDeleted {
-            classWrites[id]!.membership &+= 1
+            classWrites[id, default: ClassWrites()].membership &+= 1
             return
         }
         var mask = columns
         while mask != 0 {
-            classWrites[id]!.columns[mask.trailingZeroBitCount] &+= 1
+            classWrites[id, default: ClassWrites()].columns[mask.trailingZeroBitCount] &+= 1
             mask &= mask - 1
         }
     }

@@ -31,11 +31,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
-        do {
-            return try checkedKeys()
-        } catch {
-            fatalError(Lattice.stopMessage("reading the objects of '\(info?.name ?? "\(Element.self)")'", path: lattice.env.path, error))
-        }
+        guard let info else { return [] }
+        return lattice.synchronized { cache.keysOrStop(lattice, info) { try evaluateKeys($0, $1) } }
     }
 
     /// `keys()` for throwing APIs: a storage error (a damaged record) is thrown instead of stopping.
@@ -240,17 +237,21 @@ final class ResultsKeyCache {
         return keys
     }
 
+    /// `keys`, stopping with a message on a storage error (for accessors that cannot throw).
+    func keysOrStop(_ lattice: Lattice, _ info: ClassInfo, _ evaluate: (ClassInfo, Transaction) throws -> [Int64]) -> [Int64] {
+        do {
+            return try keys(lattice, info, evaluate)
+        } catch {
+            fatalError(Lattice.stopMessage("reading the objects of '\(info.name)'", path: lattice.env.path, error))
+        }
+    }
+
     /// `results[position]`: an instance of `type`; out of range stops with a message. Here rather than in
     /// the generic subscript, where every field of `Results` would be reached through its metadata.
     func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
                 evaluate: (ClassInfo, Transaction) throws -> [Int64]) -> Object {
         let (object, key): (Object?, Int64) = lattice.synchronized {
-            let keys: [Int64]
-            do {
-                keys = try self.keys(lattice, info, evaluate)
-            } catch {
-                fatalError(Lattice.stopMessage("reading the objects of '\(info.name)'", path: lattice.env.path, error))
-            }
+            let keys = keysOrStop(lattice, info, evaluate)
             precondition(position >= 0 && position < keys.count,
                          "Index \(position) is out of range: these results of '\(info.name)' have \(keys.count) objects.")
             return (self.positional.object(at: position, of: keys, lattice: lattice, info: info, type: type), keys[position])
