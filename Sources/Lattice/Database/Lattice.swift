@@ -701,17 +701,12 @@ public final class Lattice {
     /// A managed instance of class `type` of the stored object `key`, its record read now (one lookup;
     /// none found: the instance reads as deleted).
     func materializeReading(_ type: Object.Type, _ info: ClassInfo, key: Int64) -> Object {
-        if let object = reading("a '\(info.name)' object", { _ in try fetchObject(info, key: key, type: type) }) { return object }
-        let object = type.init()
-        object.attach(to: self, info: info, key: key, record: nil)
-        return object
+        reading("a '\(info.name)' object") { _ in try fetchObject(info, key: key, type: type) } ?? materialize(type, info, key: key, record: nil)
     }
 
     /// A managed instance (of class `info.type`) of the stored object `key`, for non-generic callers.
     func materialize(_ info: ClassInfo, key: Int64, record: RecordBuffer?) -> Object {
-        let object = info.type.init()
-        object.attach(to: self, info: info, key: key, record: record)
-        return object
+        materialize(info.type, info, key: key, record: record)
     }
 
     /// The object of class `type` whose primary key is `key`, or nil when there is none (or the class

@@ -230,12 +230,21 @@ struct ListTable {
     /// Passes payload `offset` of the chunk a directory entry names (which must hold `count` of them) to `body`.
     private func withPayload<R>(_ txn: Transaction, ofChunk entry: (id: UInt32, count: Int), at offset: Int,
                                 _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try withChunk(txn, entry) { view in
+            guard let payload = view.payload(offset) else { throw damagedChunk(txn, entry.id, found: view.bytes) }
+            return try body(payload)
+        }
+    }
+
+    /// Passes the chunk a directory entry names to `body`, where the snapshot has it; throws `corruptFile`
+    /// unless it holds the `count` payloads the directory says.
+    private func withChunk<R>(_ txn: Transaction, _ entry: (id: UInt32, count: Int), _ body: (RecordView) throws -> R) throws -> R {
         try withKey(entry.id) { k in
             try txn.get(table, k) { bytes in
-                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count, let payload = view.payload(offset) else {
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
                     throw damagedChunk(txn, entry.id, found: bytes)
                 }
-                return try body(payload)
+                return try body(view)
             }
         }
     }
@@ -243,14 +252,9 @@ struct ListTable {
     /// The payloads of the chunk a directory entry names (which must hold `count` of them): their bytes
     /// back to back and where each ends.
     private func chunk(_ txn: Transaction, _ entry: (id: UInt32, count: Int)) throws -> Chunk {
-        try withKey(entry.id) { k in
-            try txn.get(table, k) { bytes in
-                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
-                    throw damagedChunk(txn, entry.id, found: bytes)
-                }
-                let (payloads, ends) = view.payloads()
-                return Chunk(bytes: payloads, ends: ends)
-            }
+        try withChunk(txn, entry) { view in
+            let (payloads, ends) = view.payloads()
+            return Chunk(bytes: payloads, ends: ends)
         }
     }
 
@@ -277,13 +281,8 @@ struct ListTable {
     /// Passes every payload of the chunk a directory entry names (which must hold `count` of them) to `body`.
     private func forEachPayload(_ txn: Transaction, ofChunk entry: (id: UInt32, count: Int),
                                 _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        try withKey(entry.id) { k in
-            try txn.get(table, k) { bytes in
-                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
-                    throw damagedChunk(txn, entry.id, found: bytes)
-                }
-                for i in 0..<view.count { try body(view.payload(i) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
-            }
+        try withChunk(txn, entry) { view in
+            for i in 0..<view.count { try body(view.payload(i) ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
         }
     }
 
@@ -360,13 +359,8 @@ struct ListTable {
         let entry = directory.chunks[last]
         guard entry.count + payloads.count <= ListTable.chunkCapacity else { return false }
         var record: [UInt8] = []
-        let fits = try withKey(entry.id) { k in
-            try txn.get(table, k) { bytes -> Bool in
-                guard let bytes, let view = RecordView(bytes), view.count == entry.count else {
-                    throw damagedChunk(txn, entry.id, found: bytes)
-                }
-                return Record.appending(payloads, to: view, maxPayloadBytes: ListTable.chunkBytes, into: &record)
-            }
+        let fits = try withChunk(txn, entry) { view in
+            Record.appending(payloads, to: view, maxPayloadBytes: ListTable.chunkBytes, into: &record)
         }
         guard fits else { return false }
         try writeChunk(txn, entry.id, record: record)
