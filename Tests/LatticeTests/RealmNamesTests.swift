@@ -87,6 +87,26 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertEqual(try ann(try db.open(types)).numbers.count, 0)
     }
 
+    func testAddingASequenceOfObjects() throws {
+        let db = makeTempDatabase("realm-names")
+        let lattice = try db.open(types)
+        let dogs = (1...3).map { id -> RNDog in
+            let dog = RNDog()
+            dog.id = id
+            dog.name = "dog \(id)"
+            return dog
+        }
+        try lattice.write { try lattice.add(dogs) }
+        XCTAssertEqual(lattice.objects(RNDog.self).map(\.name), ["dog 1", "dog 2", "dog 3"])
+        // A duplicate primary key throws, as one `add` does; with `.modified` the objects are updated.
+        let again = RNDog()
+        again.id = 2
+        again.name = "renamed"
+        XCTAssertThrowsError(try lattice.write { try lattice.add([again]) })
+        try lattice.write { try lattice.add([again], update: .modified) }
+        XCTAssertEqual(try db.open(types).object(ofType: RNDog.self, forPrimaryKey: 2)?.name, "renamed")
+    }
+
     func testListMutatorsOfRealm() throws {
         let db = try seeded()
         do {

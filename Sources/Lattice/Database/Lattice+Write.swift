@@ -247,6 +247,16 @@ extension Lattice {
         for object in objects { try add(object, update: update) }
     }
 
+    /// Adds every object of `objects`, as Realm's `add(_:update:)` of a sequence does: the same as
+    /// ``add(contentsOf:update:)``.
+    ///
+    /// ```swift
+    /// try lattice.write { try lattice.add([rex, fido]) }
+    /// ```
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        try add(contentsOf: objects, update: update)
+    }
+
     // MARK: Deleting
 
     /// Deletes a managed object. Links to it become nil, it leaves every list and set holding it, map
