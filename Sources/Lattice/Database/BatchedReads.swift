@@ -138,18 +138,11 @@ struct ResultsReader {
                     var previous: Int64?
                     for index in stride(from: position, to: end, by: step) {
                         let key = keys[index]
-                        var entry: (key: Bytes, value: Bytes)?
                         // After the key before it, the neighbouring entry is usually the wanted one (unless
-                        // objects were added or deleted since the snapshot of keys); otherwise seek it (a
-                        // seek near the cursor's page searches that page only).
-                        if let previous, previous &+ Int64(step) == key,
-                           let e = try backward ? cursor.previous() : cursor.next(), KeyCodec.int(e.key) == key {
-                            entry = e
-                        } else {
-                            entry = try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }
-                        }
-                        previous = entry == nil ? nil : key
-                        if !read.take(key, entry?.value) { break }
+                        // objects were added or deleted since the snapshot of keys).
+                        let record = try ObjectTable.record(&cursor, key: key, after: previous, step: Int64(step))
+                        previous = record == nil ? nil : key
+                        if !read.take(key, record) { break }
                     }
                 }
                 // Records lent by the snapshot are read where they are; others (in a write transaction,

@@ -40,14 +40,8 @@ extension Results {
         let property = info.property(named: name)
         let t = try Aggregation.target(className: info.name, property: name, property?.property, allowDates: allowDates)
         guard let property, let column = ScalarColumn(property) else { return (t, []) }
-        let txn = try lattice.readTransaction()
-        var values: [ScalarValue] = []
-        for key in try checkedKeys() {
-            let v = try KeyCodec.withObjectKey(key) { k in
-                try txn.get(info.objectsTable, k) { ScalarValue.decode($0.flatMap(RecordView.init)?.payload(column.column), column) }
-            }
-            if v != .null { values.append(v) }
-        }
-        return (t, values)
+        let path = ResolvedPath(hops: [], end: .scalar(column), endClass: info, text: name)
+        let values = try ResultsOrdering.load(checkedKeys(), [path], info, lattice, lattice.readTransaction())
+        return (t, values.filter { $0 != .null })
     }
 }

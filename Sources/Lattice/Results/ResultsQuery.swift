@@ -118,32 +118,93 @@ enum ResultsOrdering {
                       _ txn: Transaction) throws -> [Int64] {
         switch step {
         case let .sort(descriptors):
+            let width = descriptors.count
             let values = try load(keys, descriptors.map(\.path), info, lattice, txn)
-            let order = (0..<keys.count).sorted { a, b in
-                for (i, d) in descriptors.enumerated() {
-                    let c = ScalarValue.compare(values[a][i], values[b][i])
-                    if c != 0 { return d.ascending ? c < 0 : c > 0 }
+            // Ties keep the keys' order (the position breaks them).
+            let order: [Int]
+            if width == 1, let numbers = doubles(values) {
+                // One number or date and no nil (the common `sorted(byKeyPath:)`): compared as Doubles.
+                let ascending = descriptors[0].ascending
+                order = (0..<keys.count).sorted { a, b in
+                    let c = compareDoubles(numbers[a], numbers[b])
+                    return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
                 }
-                return a < b
+            } else if width == 1, let numbers = integers(values) {
+                let ascending = descriptors[0].ascending
+                order = (0..<keys.count).sorted { a, b in
+                    let (x, y) = (numbers[a], numbers[b])
+                    return x != y ? (ascending ? x < y : x > y) : a < b
+                }
+            } else {
+                order = (0..<keys.count).sorted { a, b in
+                    for i in 0..<width {
+                        let c = ScalarValue.compare(values[a * width + i], values[b * width + i])
+                        if c != 0 { return descriptors[i].ascending ? c < 0 : c > 0 }
+                    }
+                    return a < b
+                }
             }
             return order.map { keys[$0] }
         case let .distinct(properties):
+            let width = properties.count
             let values = try load(keys, properties, info, lattice, txn)
-            var seen = Set<[ScalarValue]>()
-            return zip(keys, values).compactMap { seen.insert($1).inserted ? $0 : nil }
+            var seen = Set<ArraySlice<ScalarValue>>()
+            return keys.indices.compactMap { k in seen.insert(values[k * width..<(k + 1) * width]).inserted ? keys[k] : nil }
         }
     }
 
-    /// The values of `paths` for each key (nil where a link on the way is nil).
-    private static func load(_ keys: [Int64], _ paths: [ResolvedPath], _ info: ClassInfo, _ lattice: Lattice,
-                             _ txn: Transaction) throws -> [[ScalarValue]] {
+    /// The values of `paths` for each key, key after key (`paths.count` values each; nil where a link on the
+    /// way is nil), in one array.
+    static func load(_ keys: [Int64], _ paths: [ResolvedPath], _ info: ClassInfo, _ lattice: Lattice,
+                             _ txn: Transaction) throws -> [ScalarValue] {
         let failure = RowFailure()
-        let values = keys.map { key in
-            let context = RowContext(txn: txn, lattice: lattice, key: key, failure: failure)
-            return context.record(info, key) { view in paths.map { $0.value(view, context) } } ?? paths.map { _ in .null }
+        var values: [ScalarValue] = []
+        values.reserveCapacity(keys.count * paths.count)
+        func append(_ view: RecordView?, _ context: RowContext) {
+            guard let view else { return values.append(contentsOf: repeatElement(.null, count: paths.count)) }
+            for path in paths { values.append(path.value(view, context)) }
+        }
+        if paths.allSatisfy(\.hops.isEmpty) {
+            // The objects' own properties: one cursor walk (keys usually ascend: a class, an index's
+            // matches), not one lookup per key.
+            try txn.withCursor(info.objectsTable) { cursor in
+                var previous: Int64?
+                for key in keys {
+                    let record = try ObjectTable.record(&cursor, key: key, after: previous)
+                    previous = record == nil ? nil : key
+                    append(record.flatMap(RecordView.init), RowContext(txn: txn, lattice: lattice, key: key, failure: failure))
+                }
+            }
+        } else {
+            for key in keys {
+                let context = RowContext(txn: txn, lattice: lattice, key: key, failure: failure)
+                if context.record(info, key, { append($0, context) }) == nil { append(nil, context) }
+            }
         }
         try failure.check()
         return values
+    }
+
+    /// The values as Doubles when every one is a Double (nil otherwise: a nil, another kind).
+    private static func doubles(_ values: [ScalarValue]) -> [Double]? {
+        var out: [Double] = []
+        out.reserveCapacity(values.count)
+        for value in values {
+            guard case let .double(d) = value else { return nil }
+            out.append(d)
+        }
+        return out
+    }
+
+    /// The values as integers when every one is an integer (nil otherwise).
+    private static func integers(_ values: [ScalarValue]) -> [Int64]? {
+        var out: [Int64] = []
+        out.reserveCapacity(values.count)
+        for value in values {
+            guard case let .int(i) = value else { return nil }
+            out.append(i)
+        }
+        return out
     }
 
     /// All objects in the order of an indexed property, read from its index; nil when not indexed.

@@ -8,6 +8,18 @@ struct ObjectTable {
         try KeyCodec.withObjectKey(key) { k in try txn.get(table, k, body) }
     }
 
+    /// The record of `key` in a walk over keys in one direction (`step` 1: increasing, -1: decreasing),
+    /// or nil when there is none: the cursor moves one entry when `previous` (the key found last, nil:
+    /// none) is the neighbour of `key`, and seeks otherwise (a seek near the cursor's page searches that
+    /// page only). Valid until the cursor moves on.
+    static func record(_ cursor: inout Cursor, key: Int64, after previous: Int64?, step: Int64 = 1) throws -> Bytes? {
+        if let previous, previous &+ step == key,
+           let e = try step > 0 ? cursor.next() : cursor.previous(), KeyCodec.int(e.key) == key {
+            return e.value
+        }
+        return try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }?.value
+    }
+
     /// Stores a record. With `.insertNew` or `.append`, returns false (writing nothing) when refused.
     @discardableResult
     func put(_ txn: Transaction, key: Bytes, record: Bytes, mode: PutMode = .upsert) throws -> Bool {
