@@ -187,22 +187,21 @@ enum ResultsOrdering {
 
     /// The values as Doubles when every one is a Double (nil otherwise: a nil, another kind).
     private static func doubles(_ values: [ScalarValue]) -> [Double]? {
-        var out: [Double] = []
-        out.reserveCapacity(values.count)
-        for value in values {
-            guard case let .double(d) = value else { return nil }
-            out.append(d)
-        }
-        return out
+        converted(values) { if case let .double(d) = $0 { return d } else { return nil } }
     }
 
     /// The values as integers when every one is an integer (nil otherwise).
     private static func integers(_ values: [ScalarValue]) -> [Int64]? {
-        var out: [Int64] = []
+        converted(values) { if case let .int(i) = $0 { return i } else { return nil } }
+    }
+
+    /// Every value converted by `convert`, or nil as soon as one does not convert.
+    private static func converted<T>(_ values: [ScalarValue], _ convert: (ScalarValue) -> T?) -> [T]? {
+        var out: [T] = []
         out.reserveCapacity(values.count)
         for value in values {
-            guard case let .int(i) = value else { return nil }
-            out.append(i)
+            guard let v = convert(value) else { return nil }
+            out.append(v)
         }
         return out
     }
