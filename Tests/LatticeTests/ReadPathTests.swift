@@ -495,6 +495,36 @@ final class PositionalReadTests: XCTestCase {
         }
     }
 
+    func testFirstAndIsEmptyOfAScanningQuery() throws {
+        let db = makeTempDatabase("first-scan")
+        let lattice = try db.open([FixtureItem.self])
+        try lattice.write {
+            for id in 1...300 { try lattice.create(FixtureItem.self, value: ["id": id, "name": "item \(id)", "rank": id % 3, "note": "n\(id % 7)"]) }
+        }
+        // `note` has no index: the query scans the class.
+        let sevens = try lattice.objects(FixtureItem.self).filter("note == 'n0'")
+        XCTAssertFalse(sevens.isEmpty)
+        XCTAssertEqual(sevens.first?.id, 7)
+        XCTAssertEqual(sevens.last?.id, 294)
+        let none = try lattice.objects(FixtureItem.self).filter("note == 'n9'")
+        XCTAssertTrue(none.isEmpty)
+        XCTAssertNil(none.first)
+        // With a predicate an index could serve in part, and after writes (inside a write, then committed).
+        let mixed = try lattice.objects(FixtureItem.self).filter("rank == 1 AND note BEGINSWITH 'n3'")
+        XCTAssertEqual(mixed.first?.id, 10)
+        try lattice.write {
+            try lattice.delete(try XCTUnwrap(sevens.first))
+            XCTAssertEqual(sevens.first?.id, 14)
+            let item = try XCTUnwrap(lattice.object(ofType: FixtureItem.self, forPrimaryKey: 2))
+            item.note = "n9"
+            XCTAssertFalse(none.isEmpty)
+            XCTAssertEqual(none.first?.id, 2)
+        }
+        XCTAssertEqual(sevens.first?.id, 14)
+        XCTAssertEqual(none.map(\.id), [2])
+        XCTAssertEqual(try lattice.objects(FixtureItem.self).filter("note == 'n0'").sorted(byKeyPath: "id", ascending: false).first?.id, 294)
+    }
+
     func testFirstAndLastOfListsAndLinkingObjectsFollowEveryChange() throws {
         let db = makeTempDatabase("ends")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])

@@ -12,15 +12,16 @@ struct QueryExecutor {
         self.lattice = lattice
     }
 
-    func keys(_ plan: QueryPlan) throws -> [Int64] {
-        let out = try unchecked(plan)
+    /// The matching keys; with `limit`, the first `limit` of them (a scan of the class stops there).
+    func keys(_ plan: QueryPlan, limit: Int = .max) throws -> [Int64] {
+        let out = try unchecked(plan, limit: limit)
         try failure.check()
-        return out
+        return out.count > limit ? Array(out.prefix(limit)) : out
     }
 
     private func context(_ key: Int64) -> RowContext { RowContext(txn: txn, lattice: lattice, key: key, failure: failure) }
 
-    private func unchecked(_ plan: QueryPlan) throws -> [Int64] {
+    private func unchecked(_ plan: QueryPlan, limit: Int = .max) throws -> [Int64] {
         let test = plan.residual?.compile()
         switch plan.access {
         case .none:
@@ -29,7 +30,7 @@ struct QueryExecutor {
             var out: [Int64] = []
             try txn.withCursor(info.objectsTable) { cursor in
                 var entry = try cursor.first()
-                while let e = entry {
+                while let e = entry, out.count < limit {
                     let key = KeyCodec.int(e.key)
                     if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
                     entry = try cursor.next()

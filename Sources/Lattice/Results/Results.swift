@@ -108,10 +108,34 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                 }
             }
         }
-        let keys = keys()
-        guard let key = first ? keys.first : keys.last else { return nil }
+        guard let key = first ? firstKey(info) : keys().last else { return nil }
         // `materializeReading` creates an instance of `Element.self`.
         return unsafeDowncast(lattice.materializeReading(Element.self, info, key: key), to: Element.self)
+    }
+
+    /// Whether there are no objects: the count when it is known without reading objects (cached keys,
+    /// an index, the class's table), otherwise the query run until its first match (a scan stops there).
+    public var isEmpty: Bool {
+        guard let info else { return true }
+        let known: Int? = lattice.synchronized {
+            if cache.isCurrent(lattice, info) { return cache.keys.count }
+            return lattice.reading("the count of '\(info.name)'") { try countWithoutReading(info, $0) }
+        }
+        if let known { return known == 0 }
+        return firstKey(info) == nil
+    }
+
+    /// The key of the first object, evaluating no more than needed: the cached keys when current; for
+    /// unsorted results of a query of a class, the query run until its first match (keys come in
+    /// ascending order, so that is the first), instead of evaluating every match.
+    private func firstKey(_ info: ClassInfo) -> Int64? {
+        let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(cache.keys.first) : nil }
+        if let cached { return cached }
+        guard case .all = source, query.ops.isEmpty else { return keys().first }
+        return lattice.reading("the objects of '\(info.name)'") { txn in
+            let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+            return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan, limit: 1).first
+        }
     }
 
     /// The objects transformed in order, read as a `for … in` loop reads them (in batches, an instance not
