@@ -27,7 +27,7 @@ extension Lattice {
         return try ListTable(table: table, owner: owner).total(readTransaction())
     }
 
-    /// The directory of the list of `owner` in `table` when it is known without a read: the one appends
+    /// The directory of `property`'s list of `owner` when it is known without a read: the one appends
     /// left unstored, or the cached one of the current view.
     func listDirectoryAtHand(_ property: PropertyInfo, owner: Int64) -> ListTable.Directory? {
         let table = property.collectionTable!

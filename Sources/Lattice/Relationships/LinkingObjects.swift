@@ -81,8 +81,8 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     public var last: Element? { end(first: false) }
 
     private func end(first: Bool) -> Element? {
-        guard let state, let managed, let originInfo, let key = state.endKey(first: first) else { return nil }
-        return unsafeDowncast(managed.lattice.materializeReading(Element.self, originInfo, key: key), to: Element.self)
+        guard let state, let originInfo, let key = state.endKey(first: first) else { return nil }
+        return unsafeDowncast(state.managed.lattice.materializeReading(Element.self, originInfo, key: key), to: Element.self)
     }
 
     /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over
@@ -156,8 +156,9 @@ extension LinkingObjects: _Persistable {
 /// compiled once, optimized, instead of running unspecialized (reading each field of a generic struct
 /// through its type's metadata) in every client.
 final class LinkingObjectsState {
-    let managed: ManagedCollection?
-    /// The origin class and its linking property, found when the collection is made (nil while unmanaged).
+    let managed: ManagedCollection
+    /// The origin class and its linking property, found when the collection is made (nil when the
+    /// declaration names no linking property of the origin class).
     let originInfo: ClassInfo?
     let originLink: PropertyInfo?
     // Without runtime exclusivity checks (a call on every read): only `keys()` and `count` touch them,
@@ -167,16 +168,16 @@ final class LinkingObjectsState {
     @exclusivity(unchecked) private var cachedKeys: [Int64] = []
     @exclusivity(unchecked) private var positional = PositionalReader()
 
-    init(managed: ManagedCollection?) {
+    init(managed: ManagedCollection) {
         self.managed = managed
-        let origin = managed?.property.target
-        let link = managed?.property.property.originProperty.flatMap { origin?.property(named: $0) }
+        let origin = managed.property.target
+        let link = managed.property.property.originProperty.flatMap { origin?.property(named: $0) }
         (originInfo, originLink) = link == nil ? (nil, nil) : (origin, link)
     }
 
     /// The keys of the linking objects, in backlink order (read again once the handle's view changed).
     func keys() -> [Int64] {
-        guard let managed, let property = originLink else { return [] }
+        guard let property = originLink else { return [] }
         let lattice = managed.lattice
         return lattice.synchronized {
             if structure == lattice.structure { return cachedKeys }
@@ -193,7 +194,8 @@ final class LinkingObjectsState {
     func object(at position: Int, type: Object.Type) -> Object {
         let keys = keys()
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
-        guard let originInfo, let lattice = managed?.lattice else { preconditionFailure("a non-empty LinkingObjects is managed") }
+        guard let originInfo else { preconditionFailure("a non-empty LinkingObjects has an origin class") }
+        let lattice = managed.lattice
         let object = lattice.synchronized {
             self.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: type)
         }
@@ -204,7 +206,7 @@ final class LinkingObjectsState {
     /// The key of the first (or last) linking object: from the keys when they are current, otherwise one
     /// seek in the backlink table, whatever the number of links.
     func endKey(first: Bool) -> Int64? {
-        guard let managed, let property = originLink else { return nil }
+        guard let property = originLink else { return nil }
         let lattice = managed.lattice
         return lattice.synchronized {
             if structure == lattice.structure { return first ? cachedKeys.first : cachedKeys.last }
@@ -214,7 +216,7 @@ final class LinkingObjectsState {
 
     /// The number of linking objects: one seek in the backlink table, whatever their number.
     var count: Int {
-        guard let managed, let property = originLink else { return 0 }
+        guard let property = originLink else { return 0 }
         let lattice = managed.lattice
         return lattice.synchronized {
             if structure == lattice.structure { return cachedKeys.count }
