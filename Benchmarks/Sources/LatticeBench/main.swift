@@ -34,6 +34,11 @@ if let path = option("--cold-gigabyte-child") {
     try Extras.coldGigabyteChild(path)
     exit(0)
 }
+if let path = option("--collection-edits-only") {
+    let count = (option("--n").flatMap(Int.init) ?? 100_000) / 10
+    _ = try CollectionEdits.run(path, people: WorkloadData(n: count).people.prefix(count))
+    exit(0)
+}
 if let path = option("--write-paths-only") {
     let count = (option("--n").flatMap(Int.init) ?? 100_000) / 5
     _ = try WritePathScenario.run(path, people: WorkloadData(n: count).people.prefix(count))
@@ -237,7 +242,11 @@ if extras && engines.contains("lattice") {
     extraResults.append(ExtraResult(scenario: "write paths: \(n / 5) objects, each changed once in one write",
                                     values: try WritePathScenario.run(writePath, people: data.people.prefix(n / 5)),
                                     note: "seconds per pass (median of 3) and nanoseconds per object; Lattice only"))
-    for path in [listPath, nodesPath, readPath, nestPath, writePath] {
+    let editPath = base + "/collection-edits.lattice"
+    extraResults.append(ExtraResult(scenario: "collection edits: collections of \(n / 10) entries, changed and searched through the owner's property",
+                                    values: try CollectionEdits.run(editPath, people: data.people.prefix(n / 10)),
+                                    note: "seconds per pass (median of 3) and nanoseconds per operation; Lattice only"))
+    for path in [listPath, nodesPath, readPath, nestPath, writePath, editPath] {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }

@@ -63,6 +63,58 @@ extension Lattice {
         listDirectoryCache = ListDirectoryCache(table: property.collectionTable!, owner: owner, generation: generation, directory: directory)
     }
 
+    /// The entries of a MutableSet or Map as the handle saw them: valid while the handle's generation is
+    /// unchanged. `entries` is nil when only the count is known.
+    struct KeyedEntriesCache {
+        let table: Table
+        let owner: Int64
+        var generation: UInt64
+        var count: Int
+        var entries: [(key: [UInt8], value: [UInt8])]?
+
+        func isCurrent(_ table: Table, _ owner: Int64, at generation: UInt64) -> Bool {
+            self.generation == generation && self.table == table && self.owner == owner
+        }
+    }
+
+    /// Every (plain key, payload) of a MutableSet or Map in key order, read once per change of the
+    /// handle's view: reading a set or map by position (`set[i]`, each time through a new instance of the
+    /// owner's property) does not read it again on every step.
+    func keyedEntries(_ property: PropertyInfo, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
+        let table = property.collectionTable!
+        return try synchronized {
+            if let cached = keyedEntriesCache, cached.isCurrent(table, owner, at: generation), let entries = cached.entries {
+                return entries
+            }
+            let entries = try KeyedEntry.entries(readTransaction(), table, owner: owner)
+            keyedEntriesCache = KeyedEntriesCache(table: table, owner: owner, generation: generation, count: entries.count, entries: entries)
+            return entries
+        }
+    }
+
+    /// The number of entries of a MutableSet or Map: cached as `keyedEntries`, kept current by the write
+    /// path's inserts and removals (a loop that inserts and counts does not count again on every step),
+    /// otherwise counted without copying the entries.
+    func keyedCount(_ property: PropertyInfo, owner: Int64) throws -> Int {
+        let table = property.collectionTable!
+        return try synchronized {
+            if let cached = keyedEntriesCache, cached.isCurrent(table, owner, at: generation) { return cached.count }
+            let count = try OwnerKey.count(readTransaction(), table, owner: owner)
+            keyedEntriesCache = KeyedEntriesCache(table: table, owner: owner, generation: generation, count: count, entries: nil)
+            return count
+        }
+    }
+
+    /// After the write path changed the number of entries of a MutableSet or Map by `delta`, from the view
+    /// of generation `before`: a count cached for that view is the count now.
+    func keyedCountChanged(_ property: PropertyInfo, owner: Int64, by delta: Int, since before: UInt64) {
+        guard var cached = keyedEntriesCache, cached.isCurrent(property.collectionTable!, owner, at: before) else { return }
+        cached.count += delta
+        cached.entries = nil
+        cached.generation = generation
+        keyedEntriesCache = cached
+    }
+
     /// Every payload of a List, in order.
     func listPayloads(_ property: PropertyInfo, owner: Int64) throws -> [[UInt8]] {
         try ListTable(table: property.collectionTable!, owner: owner).allPayloads(readTransaction(), in: listDirectory(property, owner: owner))

@@ -73,7 +73,7 @@ extension Lattice {
         if let property = target.incoming.first(where: { $0.linkID == id }) {
             switch property.property.collection {
             case .list?: limit = try ListStore(lattice: self, property: property, owner: source).count()
-            case .map?: limit = try MapStore(lattice: self, property: property, owner: source).entries().count
+            case .map?: limit = try MapStore(lattice: self, property: property, owner: source).count()
             default: break
             }
         }

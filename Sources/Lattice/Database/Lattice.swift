@@ -72,6 +72,8 @@ public final class Lattice {
     var recordScratch: [UInt8] = []
     /// The List directory decoded or written last (see `listDirectory(_:owner:)`).
     var listDirectoryCache: ListDirectoryCache?
+    /// The MutableSet or Map counted or read last (see `keyedEntries(_:owner:)`).
+    var keyedEntriesCache: KeyedEntriesCache?
     /// Set on a migration's handles: errors of property access by name (which cannot throw) fail the
     /// migration instead of stopping the program.
     var recordsAccessErrors = false

@@ -356,10 +356,12 @@ extension Lattice {
     @discardableResult
     func setInsert(_ property: PropertyInfo, owner: Int64, elementKey: [UInt8], payload: [UInt8]) throws -> Bool {
         let table = SetTable(table: property.collectionTable!, owner: owner)
+        let before = generation
         guard try table.insert(write.txn, elementKey: elementKey, payload: payload) else { return false }
         write.changes.record(collectionName(property), owner: owner, .key(elementKey))
         didChangeCollections()
         try elementsChanged(property, owner: owner, added: [payload], removed: [])
+        keyedCountChanged(property, owner: owner, by: 1, since: before)
         return true
     }
 
@@ -367,11 +369,13 @@ extension Lattice {
     @discardableResult
     func setRemove(_ property: PropertyInfo, owner: Int64, elementKey: [UInt8], updatingLinks: Bool = true) throws -> Bool {
         let table = SetTable(table: property.collectionTable!, owner: owner)
+        let before = generation
         guard let payload = try table.payload(write.txn, elementKey: elementKey) else { return false }
         try table.remove(write.txn, elementKey: elementKey)
         write.changes.record(collectionName(property), owner: owner, .key(elementKey))
         didChangeCollections()
         if updatingLinks { try elementsChanged(property, owner: owner, added: [], removed: [payload]) }
+        keyedCountChanged(property, owner: owner, by: -1, since: before)
         return true
     }
 
@@ -383,6 +387,7 @@ extension Lattice {
                                          found: "a key of \(mapKey.utf8.count) bytes")
         }
         let table = MapTable(table: property.collectionTable!, owner: owner)
+        let before = generation
         let old = try table.payload(write.txn, for: mapKey)
         if payload != nil || old != nil { try table.set(write.txn, mapKey, payload: payload) }
         write.changes.record(collectionName(property), owner: owner, .key(Array(mapKey.utf8)))
@@ -390,5 +395,6 @@ extension Lattice {
         if updatingLinks {
             try elementsChanged(property, owner: owner, added: payload.map { [$0] } ?? [], removed: old.map { [$0] } ?? [])
         }
+        keyedCountChanged(property, owner: owner, by: (payload == nil ? 0 : 1) - (old == nil ? 0 : 1), since: before)
     }
 }

@@ -31,13 +31,18 @@ struct ListStore {
     /// Every payload, in order.
     func allPayloads() throws -> [[UInt8]] { try lattice.listPayloads(property, owner: owner) }
 
+    /// Passes every payload, in order, to `body`, nothing copied; `reserve` gets the count first. Without
+    /// a directory at hand, the stored one is read in place, not decoded.
+    func forEachPayload(reserve: (Int) -> Void, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try table.forEachPayload(lattice.readTransaction(), in: lattice.listDirectoryAtHand(property, owner: owner),
+                                 reserve: reserve, body)
+    }
+
     /// The object key of every entry of a List of objects, in order; nil when some entry holds none.
     func objectKeys() throws -> [Int64]? {
         var keys: [Int64] = []
         var complete = true
-        // Without a directory at hand, the stored one is read in place, not decoded (and cached).
-        try table.forEachPayload(lattice.readTransaction(), in: lattice.listDirectoryAtHand(property, owner: owner),
-                                 reserve: { keys.reserveCapacity($0) }) { payload in
+        try forEachPayload(reserve: { keys.reserveCapacity($0) }) { payload in
             if let key = lattice.linkedKey(payload) { keys.append(key) } else { complete = false }
         }
         return complete ? keys : nil
@@ -87,10 +92,10 @@ struct SetStore {
         try lattice.setRemove(property, owner: owner, elementKey: elementKey)
     }
 
-    /// Every element payload, in element-key order.
-    func allPayloads() throws -> [[UInt8]] { try table.entries(lattice.readTransaction()).map(\.value) }
+    /// Every (element key, payload), in element-key order; read once per change of the handle's view.
+    func entries() throws -> [(key: [UInt8], value: [UInt8])] { try lattice.keyedEntries(property, owner: owner) }
 
-    func count() throws -> Int { try table.entries(lattice.readTransaction()).count }
+    func count() throws -> Int { try lattice.keyedCount(property, owner: owner) }
 
     func removeAll() throws { try lattice.clearCollection(property, owner: owner) }
 }
@@ -115,8 +120,10 @@ struct MapStore {
         try lattice.mapSet(property, owner: owner, mapKey, payload: payload)
     }
 
-    /// Every entry in key order.
-    func entries() throws -> [(key: String, payload: [UInt8])] { try table.entries(lattice.readTransaction()) }
+    /// Every (UTF-8 map key, payload) in key order; read once per change of the handle's view.
+    func entries() throws -> [(key: [UInt8], value: [UInt8])] { try lattice.keyedEntries(property, owner: owner) }
+
+    func count() throws -> Int { try lattice.keyedCount(property, owner: owner) }
 
     func removeAll() throws { try lattice.clearCollection(property, owner: owner) }
 }

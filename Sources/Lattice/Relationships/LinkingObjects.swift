@@ -53,6 +53,16 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         return keys().firstIndex(of: object._key)
     }
 
+    /// `contains(_:)` is ``index(of:)``: a search of the linking objects' keys, no object read.
+    public func _customContainsEquatableElement(_ element: Element) -> Bool? {
+        managed == nil ? nil : index(of: element) != nil
+    }
+
+    /// `firstIndex(of:)` is ``index(of:)``.
+    public func _customIndexOfEquatableElement(_ element: Element) -> Int?? {
+        managed == nil ? nil : .some(index(of: element))
+    }
+
     /// 0.
     public var startIndex: Int { 0 }
     /// ``count``.

@@ -204,9 +204,30 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         }
         element._latticeEncode(into: &needle)
         if let managed {
-            return managed.read { lattice, owner in try store(lattice, owner).allPayloads().firstIndex(of: needle) }
+            return managed.read { lattice, owner in
+                var position = 0
+                var found: Int?
+                try store(lattice, owner).forEachPayload(reserve: { _ in }) { payload in
+                    if found == nil, payload.count == needle.count, payload.elementsEqual(needle) { found = position }
+                    position += 1
+                }
+                return found
+            }
         }
         return values.firstIndex { var p: [UInt8] = []; $0._latticeEncode(into: &p); return p == needle }
+    }
+
+    /// For a List of objects, `contains(_:)` finds an object by its key (as ``index(of:)`` does) instead of
+    /// reading every element; values are compared one by one with `==`.
+    public func _customContainsEquatableElement(_ element: Element) -> Bool? {
+        guard managed != nil, Element._latticeObjectType != nil else { return nil }
+        return index(of: element) != nil
+    }
+
+    /// For a List of objects, `firstIndex(of:)` is ``index(of:)``.
+    public func _customIndexOfEquatableElement(_ element: Element) -> Int?? {
+        guard managed != nil, Element._latticeObjectType != nil else { return nil }
+        return .some(index(of: element))
     }
 
     /// Elements in order, as they were when the loop began: values decoded in one pass over the list's
@@ -218,7 +239,11 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
             return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: target, type: target.type, keys: keys))
         }
         return Iterator(values: managed.read { lattice, owner in
-            try store(lattice, owner).allPayloads().map { $0.withUnsafeBytes { managed.element($0, Element.self) } }
+            var values: [Element] = []
+            try store(lattice, owner).forEachPayload(reserve: { values.reserveCapacity($0) }) {
+                values.append(managed.element($0, Element.self))
+            }
+            return values
         }.makeIterator())
     }
 

@@ -33,9 +33,6 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     /// The unmanaged entries in key order, sorted once per change.
     private var sorted: [Element]?
     let managed: ManagedCollection?
-    /// The managed map's entries as read last, and the handle's generation then: positions read the map
-    /// once per change of the handle's view, not once per access.
-    private var snapshot: (generation: UInt64, entries: [(key: String, payload: [UInt8])])?
 
     /// An empty, unmanaged map.
     public init() { managed = nil }
@@ -44,16 +41,6 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
 
     private func store(_ lattice: Lattice, _ owner: Int64) -> MapStore {
         MapStore(lattice: lattice, property: managed!.property, owner: owner)
-    }
-
-    /// The entries in key order (see `snapshot`).
-    private func entries(_ lattice: Lattice, _ owner: Int64) throws -> [(key: String, payload: [UInt8])] {
-        try lattice.synchronized {
-            if let snapshot, snapshot.generation == lattice.generation { return snapshot.entries }
-            let entries = try store(lattice, owner).entries()
-            snapshot = (lattice.generation, entries)
-            return entries
-        }
     }
 
     /// The unmanaged entries in key order.
@@ -77,7 +64,7 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     /// The number of entries.
     public var count: Int {
         guard let managed else { return storage.count }
-        return managed.read { try entries($0, $1).count }
+        return managed.read { try store($0, $1).count() }
     }
 
     /// 0.
@@ -93,11 +80,11 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     public subscript(position: Int) -> Element {
         guard let managed else { return sortedStorage[position] }
         return managed.read { lattice, owner in
-            let entries = try entries(lattice, owner)
+            let entries = try store(lattice, owner).entries()
             precondition(position >= 0 && position < entries.count,
                          "Index \(position) is out of range for Map '\(managed.name)' of \(entries.count) entries.")
             let entry = entries[position]
-            return (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { managed.element($0, Value.self) })
+            return Map.element(entry, managed)
         }
     }
 
@@ -171,13 +158,17 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     /// The values, in key order.
     public var values: [Value] { Array(self).map(\.value) }
 
+    /// A stored entry as an ``Element``.
+    private static func element(_ entry: (key: [UInt8], value: [UInt8]), _ managed: ManagedCollection) -> Element {
+        (key: Key(_mapKeyString: String(decoding: entry.key, as: UTF8.self)),
+         value: entry.value.withUnsafeBytes { managed.element($0, Value.self) })
+    }
+
     /// The entries, sorted by key.
     public func makeIterator() -> IndexingIterator<[Element]> {
         guard let managed else { return sortedStorage.makeIterator() }
         return managed.read { lattice, owner in
-            try entries(lattice, owner).map { entry in
-                (key: Key(_mapKeyString: entry.key), value: entry.payload.withUnsafeBytes { managed.element($0, Value.self) })
-            }
+            try store(lattice, owner).entries().map { Map.element($0, managed) }
         }.makeIterator()
     }
 

@@ -10,9 +10,6 @@
 public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, LatticeCollection {
     private var values: [Element] = []
     let managed: ManagedCollection?
-    /// The managed set's element payloads as read last, and the handle's generation then: positions read
-    /// the set once per change of the handle's view, not once per access.
-    private var snapshot: (generation: UInt64, payloads: [[UInt8]])?
 
     /// An empty, unmanaged set.
     public init() { managed = nil }
@@ -42,16 +39,6 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
         return key
     }
 
-    /// The element payloads in key order (see `snapshot`).
-    private func payloads(_ lattice: Lattice, _ owner: Int64) throws -> [[UInt8]] {
-        try lattice.synchronized {
-            if let snapshot, snapshot.generation == lattice.generation { return snapshot.payloads }
-            let payloads = try store(lattice, owner).allPayloads()
-            snapshot = (lattice.generation, payloads)
-            return payloads
-        }
-    }
-
     /// Whether the set belongs to a managed object.
     public var isManaged: Bool { managed != nil }
 
@@ -65,7 +52,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     /// The number of elements.
     public var count: Int {
         guard let managed else { return values.count }
-        return managed.read { try payloads($0, $1).count }
+        return managed.read { try store($0, $1).count() }
     }
 
     /// Whether the set is empty.
@@ -84,10 +71,10 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     public subscript(position: Int) -> Element {
         guard let managed else { return values[position] }
         return managed.read { lattice, owner in
-            let payloads = try payloads(lattice, owner)
-            precondition(position >= 0 && position < payloads.count,
-                         "Index \(position) is out of range for MutableSet '\(managed.name)' of \(payloads.count) elements.")
-            return payloads[position].withUnsafeBytes { managed.element($0, Element.self) }
+            let entries = try store(lattice, owner).entries()
+            precondition(position >= 0 && position < entries.count,
+                         "Index \(position) is out of range for MutableSet '\(managed.name)' of \(entries.count) elements.")
+            return entries[position].value.withUnsafeBytes { managed.element($0, Element.self) }
         }
     }
 
@@ -174,7 +161,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     public func makeIterator() -> IndexingIterator<[Element]> {
         guard let managed else { return values.makeIterator() }
         return managed.read { lattice, owner in
-            try payloads(lattice, owner).map { $0.withUnsafeBytes { managed.element($0, Element.self) } }
+            try store(lattice, owner).entries().map { $0.value.withUnsafeBytes { managed.element($0, Element.self) } }
         }.makeIterator()
     }
 

@@ -163,6 +163,19 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         return low < keys.count && keys[low] == object._key ? low : nil
     }
 
+    /// `contains(_:)` of an object of this handle is ``index(of:)``: a search of the results' keys, no
+    /// object read. Objects of another handle on the same file are compared one by one with `==`.
+    public func _customContainsEquatableElement(_ element: Element) -> Bool? {
+        if element._lattice == nil { return false }  // unmanaged: equal to no stored object
+        return element._lattice === lattice ? index(of: element) != nil : nil
+    }
+
+    /// `firstIndex(of:)` of an object of this handle is ``index(of:)`` (see `contains(_:)`).
+    public func _customIndexOfEquatableElement(_ element: Element) -> Int?? {
+        if element._lattice == nil { return .some(nil) }
+        return element._lattice === lattice ? .some(index(of: element)) : nil
+    }
+
     /// An iterator over the objects as they are now; later changes do not affect it.
     public func makeIterator() -> Iterator {
         // All objects of a class, read outside a write: one cursor walk reads keys and records together.

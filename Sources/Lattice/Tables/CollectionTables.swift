@@ -25,6 +25,24 @@ enum OwnerKey {
     }
 }
 
+extension OwnerKey {
+    /// The number of entries of `owner` in `table`, counted without copying them.
+    static func count(_ txn: Transaction, _ table: Table, owner: Int64) throws -> Int {
+        try KeyCodec.withObjectKey(owner) { prefix in
+            try txn.withCursor(table) { cursor in
+                let owned = prefix.loadUnaligned(as: UInt64.self)
+                var n = 0
+                var entry = try cursor.seek(atLeast: prefix)
+                while let e = entry, e.key.count >= 8, e.key.loadUnaligned(as: UInt64.self) == owned {
+                    n += 1
+                    entry = try cursor.next()
+                }
+                return n
+            }
+        }
+    }
+}
+
 /// How a set element or map entry is stored. In a plaintext file the key after the owner prefix is the
 /// element key (or map key) and the value its payload. In an encrypted file that key is a keyed hash
 /// (`Transaction.keyHasher`), and the (encrypted) value starts with the plain key, varint length first,

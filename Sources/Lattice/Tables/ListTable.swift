@@ -449,14 +449,19 @@ private struct Chunk {
     }
 
     /// Cut into chunk-sized runs (at most `chunkCapacity` entries and `chunkBytes` bytes, unless one entry
-    /// is larger); none when empty.
+    /// is larger); none when empty. The runs are as even as the limits allow: a full chunk that gains one
+    /// entry becomes two half-full ones, not a full one and one of a single entry, so that repeated inserts
+    /// at the same place (the front of a list, say) fill chunks instead of adding one per insert.
     func pieces() -> [Chunk] {
         if count <= ListTable.chunkCapacity && bytes.count <= ListTable.chunkBytes { return count == 0 ? [] : [self] }
+        let runs = Swift.max((count + ListTable.chunkCapacity - 1) / ListTable.chunkCapacity,
+                             (bytes.count + ListTable.chunkBytes - 1) / ListTable.chunkBytes)
+        let perRun = (count + runs - 1) / runs
         var out: [Chunk] = []
         var first = 0
         for i in 0..<count {
             let size = ends[i] - start(first)
-            if i > first && (i - first == ListTable.chunkCapacity || size > ListTable.chunkBytes) {
+            if i > first && (i - first == perRun || size > ListTable.chunkBytes) {
                 out.append(slice(first..<i))
                 first = i
             }

@@ -1,0 +1,68 @@
+import Foundation
+import Lattice
+
+/// One object holding a List, a MutableSet and a Map of values, and a List of people.
+final class EditBag: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var ints: List<Int>
+    @Persisted var people: List<ReadPerson>
+    @Persisted var numbers: MutableSet<Int>
+    @Persisted var scores: Map<String, Int>
+}
+
+/// Edits and searches of collections as users write them, each through the owner's property (a new
+/// collection instance every time, as `bag.ints.insert(…)` is): per operation, so that a cost growing
+/// with the collection's size shows.
+enum CollectionEdits {
+    /// Fills a file with `n` of the workload's people and one bag, times each case (median of 3) on
+    /// collections of `n` entries and prints the table. Returns (case → seconds per pass, and ns per op).
+    static func run(_ path: String, people: ArraySlice<Person>) throws -> [String: Double] {
+        let lattice = try Lattice(configuration: Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
+                                                                      objectTypes: [ReadPerson.self, ReadTeam.self, EditBag.self]))
+        let n = people.count
+        let bag = EditBag()
+        bag.id = 1
+        try lattice.write {
+            for p in people {
+                let o = ReadPerson()
+                o.id = p.id; o.name = p.name; o.email = p.email; o.age = p.age; o.score = p.score; o.created = p.created
+                try lattice.add(o)
+            }
+            try lattice.add(bag)
+        }
+        let all = lattice.objects(ReadPerson.self)
+        let sorted = try all.sorted(byKeyPath: "score")
+        let middle = all[n / 2]
+        let cases: [(String, Int, () throws -> Void)] = [
+            ("List<Int>: append", n, { try lattice.write { bag.ints.removeAll(); for i in 0..<n { bag.ints.append(i) } } }),
+            ("List<Int>: insert at the front", n, { try lattice.write { bag.ints.removeAll(); for i in 0..<n { bag.ints.insert(i, at: 0) } } }),
+            ("List<Int>: insert in the middle", n, { try lattice.write { bag.ints.removeAll(); for i in 0..<n { bag.ints.insert(i, at: i / 2) } } }),
+            ("List<Int>: move(from:to:)", n, { try lattice.write { for i in 0..<n { bag.ints.move(from: i, to: n - 1 - i) } } }),
+            ("List<Int>: remove(at: 0)", n, { try lattice.write { for _ in 0..<n { bag.ints.remove(at: 0) }; bag.ints.append(contentsOf: 0..<n) } }),
+            ("List<Int>: for … in", n, { var s = 0; for v in bag.ints { s &+= v }; precondition(s >= 0) }),
+            ("List<Int>: contains (last)", n, { precondition(bag.ints.contains(bag.ints[n - 1])) }),
+            ("MutableSet<Int>: insert", n, { try lattice.write { bag.numbers.removeAll(); for i in 0..<n { bag.numbers.insert(i) } } }),
+            ("MutableSet<Int>: insert, then count", n, { try lattice.write { bag.numbers.removeAll(); for i in 0..<n { bag.numbers.insert(i); precondition(bag.numbers.count == i + 1) } } }),
+            ("MutableSet<Int>: index loop set[i]", n, { var s = 0; for i in 0..<bag.numbers.count { s &+= bag.numbers[i] }; precondition(s >= 0) }),
+            ("Map<String, Int>: set", n, { try lattice.write { bag.scores.removeAll(); for i in 0..<n { bag.scores["k\(i)"] = i } } }),
+            ("Map<String, Int>: set, then count", n, { try lattice.write { bag.scores.removeAll(); for i in 0..<n { bag.scores["k\(i)"] = i; precondition(bag.scores.count == i + 1) } } }),
+            ("Map<String, Int>: index loop map[i]", n, { var s = 0; for i in 0..<bag.scores.count { s &+= bag.scores[i].value }; precondition(s >= 0) }),
+            ("Results: contains (an object)", 1, { precondition(all.contains(middle)) }),
+            ("Results, sorted: firstIndex(of:)", 1, { precondition(sorted.firstIndex(of: middle) != nil) }),
+            ("List<ReadPerson>: contains (last)", 1, { precondition(bag.people.contains(middle)) }),
+        ]
+        try lattice.write { bag.people.append(objectsIn: all.prefix(n / 2)); bag.people.append(middle) }
+        var out: [String: Double] = [:]
+        print("\n== Collection edits (\(n) entries, each change through the owner's property; median of 3) ==")
+        for (name, ops, body) in cases {
+            var times: [Double] = []
+            for _ in 0..<3 { times.append(try timed { try body() }.0) }
+            let median = times.sorted()[1]
+            out[name] = median
+            out[name + " (ns per op)"] = median / Double(ops) * 1e9
+            print(name.padding(toLength: 38, withPad: " ", startingAt: 0)
+                  + String(format: "%10.3f ms %12.0f ns per op", median * 1000, median / Double(ops) * 1e9))
+        }
+        return out
+    }
+}

@@ -1,0 +1,260 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+/// Behaviour the collections' edit paths must keep: List chunks split evenly under inserts anywhere, and
+/// the counts and positions of sets and maps, cached per view of the file and kept current by their own
+/// inserts and removals, always match what is stored.
+final class CollectionEditTests: XCTestCase {
+    final class Bag: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var ints: List<Int>
+        @Persisted var words: List<String>
+        @Persisted var numbers: MutableSet<Int>
+        @Persisted var members: MutableSet<Tag>
+        @Persisted var scores: Map<String, Int>
+        @Persisted var holders: Map<String, Tag?>
+    }
+
+    final class Tag: Object {
+        @Persisted(primaryKey: true) var id = 0
+    }
+
+    private var config: Lattice.Configuration!
+
+    override func setUp() {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("collection-edit-\(UUID().uuidString).lattice")
+        config = Lattice.Configuration(fileURL: url, objectTypes: [Bag.self, Tag.self])
+    }
+
+    override func tearDown() {
+        _ = try? Lattice.deleteFiles(for: config)
+    }
+
+    /// A small deterministic generator (splitmix64), so that a failure repeats.
+    private struct Generator {
+        var state: UInt64
+        mutating func next(_ bound: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(bound))
+        }
+    }
+
+    func testInsertsAtTheFrontAndInTheMiddleKeepTheOrderThroughSplitsAndReopening() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write { try lattice.add(bag) }
+        var model: [Int] = []
+        // Thousands of inserts at the front and in the middle: every chunk fills and splits many times.
+        try lattice.write {
+            for i in 0..<3_000 {
+                let at = i % 3 == 0 ? model.count / 2 : 0
+                bag.ints.insert(i, at: at)
+                model.insert(i, at: at)
+            }
+        }
+        XCTAssertEqual(Array(bag.ints), model)
+        // Mixed edits over several transactions, checked by position, by iteration and by count.
+        var random = Generator(state: 7)
+        for _ in 0..<6 {
+            try lattice.write {
+                for step in 0..<400 {
+                    switch random.next(5) {
+                    case 0, 1:
+                        let at = random.next(model.count + 1)
+                        bag.ints.insert(10_000 + step, at: at)
+                        model.insert(10_000 + step, at: at)
+                    case 2:
+                        let at = random.next(model.count)
+                        XCTAssertEqual(bag.ints.remove(at: at), model.remove(at: at))
+                    case 3:
+                        let from = random.next(model.count), to = random.next(model.count)
+                        bag.ints.move(from: from, to: to)
+                        model.insert(model.remove(at: from), at: to)
+                    default:
+                        let at = random.next(model.count)
+                        bag.ints[at] = -step
+                        model[at] = -step
+                    }
+                }
+                XCTAssertEqual(bag.ints.count, model.count)
+            }
+            let probe = random.next(model.count)
+            XCTAssertEqual(bag.ints[probe], model[probe])
+        }
+        XCTAssertEqual(Array(bag.ints), model)
+        XCTAssertEqual(lattice.verify(), [])
+
+        let reopened = try Lattice(configuration: config)
+        let stored = try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: bag.id))
+        XCTAssertEqual(Array(stored.ints), model)
+        XCTAssertEqual(stored.ints.last, model.last)
+        XCTAssertEqual(stored.ints.reversed().prefix(5).map { $0 }, Array(model.reversed().prefix(5)))
+    }
+
+    func testLargeValuesSplitByBytesAndKeepTheirOrder() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write { try lattice.add(bag) }
+        // 40 KB strings: a chunk holds at most 64 KiB, so nearly every insert splits by size.
+        let big = (0..<24).map { String(repeating: Character(UnicodeScalar(UInt8(97 + $0))), count: 40_000) }
+        var model: [String] = []
+        try lattice.write {
+            for (i, word) in big.enumerated() {
+                let at = i % 2 == 0 ? 0 : model.count / 2
+                bag.words.insert(word, at: at)
+                model.insert(word, at: at)
+            }
+        }
+        let reopened = try Lattice(configuration: config)
+        XCTAssertEqual(Array(try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: bag.id)).words), model)
+        XCTAssertEqual(reopened.verify(), [])
+    }
+
+    func testSetCountsFollowEveryInsertAndRemovalInsideAWrite() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write { try lattice.add(bag) }
+        var model = Set<Int>()
+        var random = Generator(state: 11)
+        let kept = bag.numbers  // one instance kept, and a new one read through the property each time
+        try lattice.write {
+            for _ in 0..<2_000 {
+                let value = random.next(300)
+                switch random.next(4) {
+                case 0, 1:
+                    bag.numbers.insert(value)
+                    model.insert(value)
+                case 2:
+                    bag.numbers.remove(value)
+                    model.remove(value)
+                default:
+                    XCTAssertEqual(bag.numbers.contains(value), model.contains(value))
+                }
+                XCTAssertEqual(bag.numbers.count, model.count)
+                XCTAssertEqual(kept.count, model.count)
+            }
+            XCTAssertEqual(Set(bag.numbers), model)
+            XCTAssertEqual(Set((0..<bag.numbers.count).map { bag.numbers[$0] }), model)
+        }
+        XCTAssertEqual(bag.numbers.count, model.count)
+
+        // A cancelled write leaves the stored count.
+        try lattice.beginWrite()
+        bag.numbers.insert(1_000)
+        bag.numbers.insert(1_001)
+        XCTAssertEqual(bag.numbers.count, model.count + 2)
+        lattice.cancelWrite()
+        XCTAssertEqual(bag.numbers.count, model.count)
+        XCTAssertFalse(bag.numbers.contains(1_000))
+
+        // `removeAll`, then a commit by another handle.
+        try lattice.write {
+            bag.numbers.removeAll()
+            XCTAssertEqual(bag.numbers.count, 0)
+            XCTAssertTrue(bag.numbers.isEmpty)
+            bag.numbers.insert(5)
+        }
+        let other = try Lattice(configuration: config)
+        try other.write {
+            let theirs = try XCTUnwrap(other.object(ofType: Bag.self, forPrimaryKey: bag.id))
+            theirs.numbers.insert(6)
+            theirs.numbers.insert(7)
+        }
+        XCTAssertEqual(bag.numbers.count, 1, "the handle's view is unchanged until it refreshes")
+        XCTAssertTrue(lattice.refresh())
+        XCTAssertEqual(bag.numbers.count, 3)
+        XCTAssertEqual(Array(bag.numbers).sorted(), [5, 6, 7])
+        XCTAssertEqual(bag.numbers.sorted(), (0..<bag.numbers.count).map { bag.numbers[$0] }.sorted())
+    }
+
+    func testSetsOfObjectsLoseElementsWhoseObjectIsDeleted() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write {
+            try lattice.add(bag)
+            for i in 0..<10 {
+                let tag = Tag()
+                tag.id = i
+                bag.members.insert(tag)
+            }
+        }
+        try lattice.write {
+            XCTAssertEqual(bag.members.count, 10)
+            try lattice.delete(try XCTUnwrap(lattice.object(ofType: Tag.self, forPrimaryKey: 3)))
+            XCTAssertEqual(bag.members.count, 9)
+            let tag = Tag()
+            tag.id = 20
+            bag.members.insert(tag)
+            bag.members.insert(tag)
+            XCTAssertEqual(bag.members.count, 10)
+        }
+        let reopened = try Lattice(configuration: config)
+        let stored = try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: bag.id))
+        XCTAssertEqual(stored.members.count, 10)
+        XCTAssertEqual(Set(stored.members.map(\.id)), Set([0, 1, 2, 4, 5, 6, 7, 8, 9, 20]))
+    }
+
+    func testMapCountsFollowEverySetOverwriteAndRemoval() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write { try lattice.add(bag) }
+        var model: [String: Int] = [:]
+        var random = Generator(state: 3)
+        try lattice.write {
+            for step in 0..<2_000 {
+                let key = "k\(random.next(250))"
+                switch random.next(4) {
+                case 0, 1:
+                    bag.scores[key] = step  // a new key or an overwrite
+                    model[key] = step
+                case 2:
+                    bag.scores[key] = nil   // present or not
+                    model[key] = nil
+                default:
+                    XCTAssertEqual(bag.scores.removeValue(forKey: key), model.removeValue(forKey: key))
+                }
+                XCTAssertEqual(bag.scores.count, model.count)
+            }
+            let byPosition = (0..<bag.scores.count).map { bag.scores[$0] }
+            XCTAssertEqual(byPosition.map(\.key), model.keys.sorted())
+            XCTAssertEqual(byPosition.map(\.value), model.keys.sorted().map { model[$0]! })
+        }
+        // An object value that is deleted leaves its key, with nil.
+        try lattice.write {
+            let tag = Tag()
+            tag.id = 1
+            bag.holders["a"] = tag
+            bag.holders["b"] = tag
+            XCTAssertEqual(bag.holders.count, 2)
+            try lattice.delete(tag)
+            XCTAssertEqual(bag.holders.count, 2)
+            XCTAssertEqual(bag.holders.values.map { $0 == nil }, [true, true])
+        }
+        let reopened = try Lattice(configuration: config)
+        let stored = try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: bag.id))
+        XCTAssertEqual(stored.scores.count, model.count)
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: stored.scores.map { ($0.key, $0.value) }), model)
+        XCTAssertEqual(stored.holders.count, 2)
+    }
+
+    func testFrozenSetsAndMapsReadByPosition() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write {
+            try lattice.add(bag)
+            for i in 0..<100 { bag.numbers.insert(i); bag.scores["k\(i)"] = i }
+        }
+        let frozen = bag.freeze()
+        try lattice.write { bag.numbers.insert(500); bag.scores["z"] = 1 }
+        XCTAssertEqual(frozen.numbers.count, 100)
+        XCTAssertEqual(Set((0..<frozen.numbers.count).map { frozen.numbers[$0] }), Set(0..<100))
+        XCTAssertEqual(frozen.scores.count, 100)
+        XCTAssertEqual((0..<frozen.scores.count).map { frozen.scores[$0].value }.reduce(0, +), (0..<100).reduce(0, +))
+        XCTAssertEqual(bag.numbers.count, 101)
+        XCTAssertEqual(bag.scores.count, 101)
+    }
+}
