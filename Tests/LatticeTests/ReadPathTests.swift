@@ -317,6 +317,60 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(all[0].name, "renamed 1")
     }
 
+    /// Reads by position near the start of a whole class, before its keys were read (the first rows of a
+    /// table), read only the first keys; they must give what the whole keys give, through adds, deletes,
+    /// another handle's commits, and positions past the first keys read and past the end.
+    func testPositionsNearTheStartOfAWholeClassFollowEveryChange() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([FixtureItem.self])
+        try lattice.write {
+            for id in stride(from: 2, through: 6_000, by: 2) {
+                try lattice.create(FixtureItem.self, value: ["id": id, "name": "item \(id)", "rank": id % 7])
+            }
+        }
+        func check(_ results: Results<FixtureItem>, _ positions: [Int], line: UInt = #line) {
+            let expected = Array(results).map(\.id)  // iteration walks the table: independent of positions
+            for p in positions where p < expected.count {
+                XCTAssertEqual(results[p].id, expected[p], "position \(p)", line: line)
+            }
+        }
+        let positions = [0, 1, 10, 63, 64, 65, 200, 1_023, 1_024, 1_500, 2_999, 5, 0]
+        check(lattice.objects(FixtureItem.self), positions)
+        XCTAssertEqual(lattice.objects(FixtureItem.self).prefix(10).map(\.id), Array(stride(from: 2, through: 20, by: 2)))
+
+        let all = lattice.objects(FixtureItem.self)
+        XCTAssertEqual(all[3].id, 8)
+        try lattice.write {
+            try lattice.create(FixtureItem.self, value: ["id": 1, "name": "first", "rank": 0])  // a new first object
+            XCTAssertEqual(all[0].id, 1)
+            XCTAssertEqual(all[4].id, 8)
+            try lattice.delete(all[1])                                                          // object 2
+            XCTAssertEqual(all[1].id, 4)
+            XCTAssertEqual(all[100].id, 2 * 100 + 2)
+            all[100].name = "changed"                                                           // a value write keeps keys
+            XCTAssertEqual(all[100].name, "changed")
+            try lattice.create(FixtureItem.self, value: ["id": 7, "name": "seven", "rank": 0])
+            XCTAssertEqual(all[3].id, 7)
+            XCTAssertEqual(all[4].id, 8)
+            check(all, positions)
+        }
+        let other = try db.open([FixtureItem.self])
+        try other.write {
+            try other.delete(other.objects(FixtureItem.self).filter("id < 10"))
+            try other.create(FixtureItem.self, value: ["id": 3, "name": "three", "rank": 0])
+        }
+        lattice.refresh()
+        XCTAssertEqual(all[0].id, 3)
+        XCTAssertEqual(all[1].id, 10)
+        check(all, positions)
+
+        // A class smaller than the first batch of keys: every position, then the last.
+        try lattice.write { try lattice.delete(lattice.objects(FixtureItem.self).filter("id > 40")) }
+        let few = lattice.objects(FixtureItem.self)
+        XCTAssertEqual((0..<few.count).map { few[$0].id }, Array(few).map(\.id))
+        XCTAssertEqual(few[few.count - 1].id, 40)
+    }
+
     func testBackwardReadsGiveEveryObjectInReverseOrder() throws {
         let db = makeTempDatabase("positional")
         let lattice = try db.open([FixtureItem.self])
