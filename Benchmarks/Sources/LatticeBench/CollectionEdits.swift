@@ -47,6 +47,8 @@ enum CollectionEdits {
             ("Map<String, Int>: set", n, { try lattice.write { bag.scores.removeAll(); for i in 0..<n { bag.scores["k\(i)"] = i } } }),
             ("Map<String, Int>: set, then count", n, { try lattice.write { bag.scores.removeAll(); for i in 0..<n { bag.scores["k\(i)"] = i; precondition(bag.scores.count == i + 1) } } }),
             ("Map<String, Int>: index loop map[i]", n, { var s = 0; for i in 0..<bag.scores.count { s &+= bag.scores[i].value }; precondition(s >= 0) }),
+            ("Results, new each time: [0]", 1, { precondition(lattice.objects(ReadPerson.self)[0].id == 1) }),
+            ("Results, new each time: prefix(10)", 1, { precondition(lattice.objects(ReadPerson.self).prefix(10).map(\.id).count == 10) }),
             ("Results: contains (an object)", 1, { precondition(all.contains(middle)) }),
             ("Results, sorted: firstIndex(of:)", 1, { precondition(sorted.firstIndex(of: middle) != nil) }),
             ("List<ReadPerson>: contains (last)", 1, { precondition(bag.people.contains(middle)) }),

@@ -123,11 +123,12 @@ extension Lattice {
         didChange()
     }
 
-    func requireWrite(_ operation: String) throws -> Transaction {
-        if frozenLock != nil { throw LatticeError.frozen(operation: operation) }
-        if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: operation) }
-        guard let writer else { throw LatticeError.notInWriteTransaction(operation: operation) }
-        try writer.txn.checkThread(operation)
+    func requireWrite(_ operation: @autoclosure () -> String) throws -> Transaction {
+        // The message is built only for an error: callers compose it from names on every write.
+        if frozenLock != nil { throw LatticeError.frozen(operation: operation()) }
+        if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: operation()) }
+        guard let writer else { throw LatticeError.notInWriteTransaction(operation: operation()) }
+        try writer.txn.checkThread(operation())
         return writer.txn
     }
 

@@ -75,6 +75,13 @@ extension Object {
     /// ``LatticeError/unknownProperty(className:property:)`` for a name that is no persisted property and
     /// ``LatticeError/objectInvalidated(className:)`` for a deleted object.
     public func value(forProperty name: String) throws -> Any? {
+        if let info = _info {
+            guard let property = info.property(named: name) else {
+                throw LatticeError.unknownProperty(className: info.name, property: name)
+            }
+            if isInvalidated { throw LatticeError.objectInvalidated(className: info.name) }
+            return value(of: property)
+        }
         let schema = objectSchema
         guard schema[name] != nil else { throw LatticeError.unknownProperty(className: schema.className, property: name) }
         if isInvalidated { throw LatticeError.objectInvalidated(className: schema.className) }

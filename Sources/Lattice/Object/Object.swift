@@ -87,7 +87,8 @@ open class Object: CustomStringConvertible, Hashable {
     /// True once the object has been deleted, or its handle invalidated. Always false while unmanaged.
     public var isInvalidated: Bool {
         guard let lattice = _lattice else { return false }
-        return (try? currentRecord(lattice)) == nil
+        if _generation == lattice.generation, _slice != nil { return false }
+        return (try? refreshRecord(lattice, copied: false)) != true
     }
 
     /// The stored shape of this object's class.
