@@ -28,9 +28,6 @@ struct ListStore {
         return try table.withEndPayload(lattice.readTransaction(), first: first, body)
     }
 
-    /// Every payload, in order.
-    func allPayloads() throws -> [[UInt8]] { try lattice.listPayloads(property, owner: owner) }
-
     /// Passes every payload, in order, to `body`, nothing copied; `reserve` gets the count first. Without
     /// a directory at hand, the stored one is read in place, not decoded.
     func forEachPayload(reserve: (Int) -> Void, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
