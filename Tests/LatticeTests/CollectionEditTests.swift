@@ -14,10 +14,12 @@ final class CollectionEditTests: XCTestCase {
         @Persisted var members: MutableSet<Tag>
         @Persisted var scores: Map<String, Int>
         @Persisted var holders: Map<String, Tag?>
+        @Persisted var tagList: List<Tag>
     }
 
     final class Tag: Object {
         @Persisted(primaryKey: true) var id = 0
+        @Persisted(originProperty: "tagList") var bags: LinkingObjects<Bag>
     }
 
     private var config: Lattice.Configuration!
@@ -239,6 +241,72 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertEqual(stored.scores.count, model.count)
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: stored.scores.map { ($0.key, $0.value) }), model)
         XCTAssertEqual(stored.holders.count, 2)
+    }
+
+    /// Deleting objects together (`delete(_:)` of a sequence) takes them out of the lists holding them in
+    /// one pass per list: the lists, backlinks and file must end as deleting them one by one leaves them.
+    func testDeletingListMembersTogetherEndsAsDeletingThemOneByOne() throws {
+        func build(_ lattice: Lattice) throws {
+            try lattice.write {
+                let tags = (0..<300).map { i -> Tag in
+                    let tag = Tag()
+                    tag.id = i
+                    return tag
+                }
+                for b in 0..<3 {
+                    let bag = Bag()
+                    bag.id = b
+                    try lattice.add(bag)
+                    // Overlapping lists, runs and gaps, and some tags twice in one list.
+                    for tag in tags where tag.id % (b + 2) != 1 { bag.tagList.append(tag) }
+                    for tag in tags where tag.id % 50 == b { bag.tagList.insert(tag, at: tag.id % 7) }
+                }
+            }
+        }
+        let other = Lattice.Configuration(fileURL: config.fileURL!.appendingPathExtension("one-by-one"), objectTypes: [Bag.self, Tag.self])
+        defer { _ = try? Lattice.deleteFiles(for: other) }
+        let together = try Lattice(configuration: config)
+        let oneByOne = try Lattice(configuration: other)
+        try build(together)
+        try build(oneByOne)
+        let doomed = (0..<300).filter { $0 % 3 == 0 || (101..<160).contains($0) }
+        try together.write { try together.delete(together.objects(Tag.self).filter("id IN %@", doomed)) }
+        try oneByOne.write { for tag in Array(try oneByOne.objects(Tag.self).filter("id IN %@", doomed)) { try oneByOne.delete(tag) } }
+
+        for lattice in [together, oneByOne] { XCTAssertEqual(lattice.verify(), []) }
+        let reopened = try Lattice(configuration: config)
+        for b in 0..<3 {
+            let a = try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: b))
+            let c = try XCTUnwrap(oneByOne.object(ofType: Bag.self, forPrimaryKey: b))
+            XCTAssertEqual(a.tagList.map(\.id), c.tagList.map(\.id))
+            XCTAssertFalse(a.tagList.contains { $0.id % 3 == 0 })
+        }
+        XCTAssertEqual(reopened.objects(Tag.self).map(\.bags.count), oneByOne.objects(Tag.self).map(\.bags.count))
+        XCTAssertEqual(reopened.objects(Tag.self).count, oneByOne.objects(Tag.self).count)
+    }
+
+    /// A delete of several objects that fails part-way leaves what deleting them one by one leaves: the
+    /// objects before the failing one deleted, those after it still in their lists.
+    func testDeletingTogetherStopsAtAnObjectThatCannotBeDeleted() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write {
+            try lattice.add(bag)
+            for i in 0..<5 {
+                let tag = Tag()
+                tag.id = i
+                bag.tagList.append(tag)
+            }
+        }
+        let tags = Array(lattice.objects(Tag.self))
+        try lattice.write { try lattice.delete(tags[2]) }
+        try lattice.beginWrite()
+        XCTAssertThrowsError(try lattice.delete([tags[0], tags[1], tags[2], tags[3]]))
+        XCTAssertEqual(bag.tagList.map(\.id), [3, 4])
+        try lattice.commitWrite()
+        XCTAssertEqual(bag.tagList.map(\.id), [3, 4])
+        XCTAssertEqual(lattice.objects(Tag.self).map(\.id), [3, 4])
+        XCTAssertEqual(lattice.verify(), [])
     }
 
     func testFrozenSetsAndMapsReadByPosition() throws {

@@ -65,6 +65,33 @@ enum CollectionEdits {
             print(name.padding(toLength: 38, withPad: " ", startingAt: 0)
                   + String(format: "%10.3f ms %12.0f ns per op", median * 1000, median / Double(ops) * 1e9))
         }
+        // Deleting the members of one long list: together (`delete(_:)` of the Results), and one by one.
+        let team = ReadTeam()
+        team.id = 1
+        try lattice.write { try lattice.add(team, update: .modified) }
+        let members = try all.filter("id >= %lld", Int64(1_000_000))
+        for (name, together) in [("List<ReadPerson>: delete together", true), ("List<ReadPerson>: delete one by one", false)] {
+            var times: [Double] = []
+            for _ in 0..<3 {
+                try lattice.write {
+                    for i in 0..<n {
+                        let o = ReadPerson()
+                        o.id = Int64(1_000_000 + i)
+                        team.members.append(o)
+                    }
+                }
+                times.append(try timed {
+                    try lattice.write {
+                        if together { try lattice.delete(members) } else { for o in Array(members) { try lattice.delete(o) } }
+                    }
+                }.0)
+            }
+            let median = times.sorted()[1]
+            out[name] = median
+            out[name + " (ns per op)"] = median / Double(n) * 1e9
+            print(name.padding(toLength: 38, withPad: " ", startingAt: 0)
+                  + String(format: "%10.3f ms %12.0f ns per op", median * 1000, median / Double(n) * 1e9))
+        }
         return out
     }
 }

@@ -279,7 +279,12 @@ extension Lattice {
 
     /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began).
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
-        for object in Array(objects) { try delete(object) }
+        let objects = Array(objects)
+        if objects.count > 1 {
+            _ = try requireWrite("delete(_:)")
+            try removeFromLists(objects)
+        }
+        for object in objects { try delete(object) }
     }
 
     /// Deletes every object of every class in the schema.

@@ -195,6 +195,56 @@ extension Lattice {
         }
     }
 
+    /// Before deleting `objects` together (`delete(_:)` of a sequence): takes them out of every List that
+    /// holds two or more of them, one walk of the list for all of them, where deleting them one by one
+    /// walks such a list once per object (its members deleted together: O(n²)). Removing an entry is what
+    /// the delete would do to it (entry gone, backlink adjusted, the change recorded), so the deletes then
+    /// find those lists done. Skipped unless every object is one `delete(_:)` accepts, once: a delete
+    /// that throws must leave the lists as the loop would have.
+    func removeFromLists(_ objects: [Object]) throws {
+        var seen: Set<StoredObject> = []
+        for object in objects {
+            guard object._lattice === self, let info = object._info, !info.schema.isEmbedded, (try? existingKey(of: object)) != nil,
+                  seen.insert(StoredObject(info: ObjectIdentifier(info), key: object._key)).inserted else { return }
+        }
+        // For each list (property, owner): the property and the keys of the objects it holds.
+        var lists: [ListOwner: (property: PropertyInfo, members: Set<Int64>)] = [:]
+        for object in objects {
+            guard let info = object._info, let table = info.backlinkTable else { continue }
+            for entry in try BacklinkTable(table: table).entries(write.txn, target: object._key) {
+                guard let property = info.incoming.first(where: { $0.linkID == entry.linkID }), property.property.collection == .list else { continue }
+                lists[ListOwner(linkID: entry.linkID, owner: entry.source), default: (property, [])].members.insert(object._key)
+            }
+        }
+        for (list, entry) in lists where entry.members.count > 1 {
+            var positions: [Int] = []
+            var index = 0
+            try ListTable(table: entry.property.collectionTable!, owner: list.owner)
+                .forEachPayload(write.txn, in: listDirectoryAtHand(entry.property, owner: list.owner), reserve: { _ in }) { payload in
+                    if let key = linkedKey(payload), entry.members.contains(key) { positions.append(index) }
+                    index += 1
+                }
+            // Runs of neighbouring positions, removed from the last so that the earlier ones still hold.
+            var end = positions.count
+            while end > 0 {
+                var start = end - 1
+                while start > 0, positions[start - 1] == positions[start] - 1 { start -= 1 }
+                try listRemove(entry.property, owner: list.owner, positions[start]..<positions[end - 1] + 1)
+                end = start
+            }
+        }
+    }
+
+    private struct ListOwner: Hashable {
+        let linkID: UInt32
+        let owner: Int64
+    }
+
+    private struct StoredObject: Hashable {
+        let info: ObjectIdentifier
+        let key: Int64
+    }
+
     /// Empties every table of every class.
     func removeAllObjects() throws {
         let txn = write.txn
@@ -244,15 +294,20 @@ extension Lattice {
                 try store(owner, key: entry.source, record: updated, old: record, txn, changed: ChangeSet.columnBit(property.column),
                           keepingEmbedded: true)
             case .list?:
+                // Where the list holds the object, found by comparing payloads in place (nothing copied:
+                // deleting many members of one long list walks it once per member), then removed from
+                // the last so that the earlier positions still hold.
                 var needle: [UInt8] = []
                 Varint.append(Varint.zigzag(key), to: &needle)
+                var positions: [Int] = []
                 var index = 0
-                for payload in try listPayloads(property, owner: entry.source) {
-                    if payload == needle {
-                        try listRemove(property, owner: entry.source, index..<index + 1, updatingLinks: false)
-                    } else {
+                try ListTable(table: property.collectionTable!, owner: entry.source)
+                    .forEachPayload(txn, in: listDirectoryAtHand(property, owner: entry.source), reserve: { _ in }) { payload in
+                        if payload.count == needle.count, payload.elementsEqual(needle) { positions.append(index) }
                         index += 1
                     }
+                for position in positions.reversed() {
+                    try listRemove(property, owner: entry.source, position..<position + 1, updatingLinks: false)
                 }
             case .set?:
                 var elementKey: [UInt8] = []
