@@ -285,6 +285,37 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertEqual(reopened.objects(Tag.self).count, oneByOne.objects(Tag.self).count)
     }
 
+    /// An observer of a list whose members are deleted together hears of exactly those positions.
+    func testObserversOfAListHearOfMembersDeletedTogether() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write {
+            try lattice.add(bag)
+            for i in 0..<40 {
+                let tag = Tag()
+                tag.id = i
+                bag.tagList.append(tag)
+            }
+            bag.tagList.append(try XCTUnwrap(lattice.object(ofType: Tag.self, forPrimaryKey: 7)))  // twice: 7 and 40
+        }
+        var initial = false
+        var deletions: [Int]?
+        let token = bag.tagList.observe { change in
+            switch change {
+            case .initial: initial = true
+            case let .update(_, d, i, _): deletions = d; XCTAssertEqual(i, [])
+            case .error(let error): XCTFail("\(error)")
+            }
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while !initial && Date() < deadline { RunLoop.current.run(until: Date().addingTimeInterval(0.005)) }
+        try lattice.write { try lattice.delete(lattice.objects(Tag.self).filter("id IN %@", [3, 4, 5, 7, 20, 39])) }
+        while deletions == nil && Date() < deadline { RunLoop.current.run(until: Date().addingTimeInterval(0.005)) }
+        XCTAssertEqual(deletions, [3, 4, 5, 7, 20, 39, 40])
+        XCTAssertEqual(bag.tagList.count, 34)
+        token.invalidate()
+    }
+
     /// A delete of several objects that fails part-way leaves what deleting them one by one leaves: the
     /// objects before the failing one deleted, those after it still in their lists.
     func testDeletingTogetherStopsAtAnObjectThatCannotBeDeleted() throws {
