@@ -202,6 +202,8 @@ extension Lattice {
     /// find those lists done. Skipped unless every object is one `delete(_:)` accepts, once: a delete
     /// that throws must leave the lists as the loop would have.
     func removeFromLists(_ objects: [Object]) throws {
+        // Nothing to do (and nothing checked twice) unless some List can hold objects of these classes.
+        guard objects.contains(where: { $0._info?.incoming.contains { $0.property.collection == .list } == true }) else { return }
         var seen: Set<StoredObject> = []
         for object in objects {
             guard object._lattice === self, let info = object._info, !info.schema.isEmbedded, (try? existingKey(of: object)) != nil,
