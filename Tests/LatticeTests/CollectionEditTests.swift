@@ -173,6 +173,25 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertEqual(bag.numbers.sorted(), (0..<bag.numbers.count).map { bag.numbers[$0] }.sorted())
     }
 
+    func testSetAlgebraAnswersAsSwiftSetsDo() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        try lattice.write {
+            try lattice.add(bag)
+            bag.numbers.insert(objectsIn: 0..<3_000)
+        }
+        let other = Set(stride(from: 0, to: 6_000, by: 3))
+        XCTAssertFalse(bag.numbers.isSubset(of: other))
+        try lattice.write { bag.numbers.formIntersection(other) }
+        XCTAssertEqual(Set(bag.numbers), Set(0..<3_000).intersection(other))
+        XCTAssertTrue(bag.numbers.isSubset(of: other))
+        XCTAssertTrue(bag.numbers.isSubset(of: Array(bag.numbers)))
+        try lattice.write { bag.numbers.subtract(stride(from: 0, to: 3_000, by: 6)) }
+        XCTAssertEqual(bag.numbers.count, 500)
+        XCTAssertTrue(bag.numbers.intersects([3, 4]))
+        XCTAssertFalse(bag.numbers.intersects([6, 4]))
+    }
+
     func testSetsOfObjectsLoseElementsWhoseObjectIsDeleted() throws {
         let lattice = try Lattice(configuration: config)
         let bag = Bag()

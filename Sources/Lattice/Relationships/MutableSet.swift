@@ -137,7 +137,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
 
     /// Keeps only the elements also in `other`.
     public func formIntersection<S: Sequence>(_ other: S) where S.Element == Element {
-        let keep = Array(other)
+        let keep = Set(other)  // hashed: one lookup per element, not a walk of `other`
         for element in Array(self) where !keep.contains(element) { remove(element) }
     }
 
@@ -148,7 +148,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
 
     /// Whether every element is in `other`.
     public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element {
-        let all = Array(other)
+        let all = Set(other)
         return allSatisfy { all.contains($0) }
     }
 
