@@ -359,6 +359,36 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertEqual(lattice.verify(), [])
     }
 
+    /// Deleting an object that is the value of map entries leaves those keys with nil, plaintext or
+    /// encrypted (where the values cannot be compared where they are stored).
+    func testDeletedObjectValuesOfMapsBecomeNilInPlainAndEncryptedFiles() throws {
+        let encrypted = Lattice.Configuration(fileURL: config.fileURL!.appendingPathExtension("sealed"), objectTypes: [Bag.self, Tag.self],
+                                              encryptionKey: Data((0..<64).map { UInt8($0) }))
+        defer { _ = try? Lattice.deleteFiles(for: encrypted) }
+        for configuration in [config!, encrypted] {
+            let lattice = try Lattice(configuration: configuration)
+            let bag = Bag()
+            try lattice.write {
+                try lattice.add(bag)
+                for i in 0..<300 {
+                    let tag = Tag()
+                    tag.id = i
+                    bag.holders["k\(i)"] = tag
+                    if i % 10 == 0 { bag.holders["again \(i)"] = tag }
+                }
+            }
+            try lattice.write { try lattice.delete(lattice.objects(Tag.self).filter("id < 150")) }
+            let reopened = try Lattice(configuration: configuration)
+            let stored = try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: bag.id))
+            XCTAssertEqual(stored.holders.count, 330)
+            for (key, value) in stored.holders {
+                let id = Int(key.split(separator: key.hasPrefix("k") ? "k" : " ").last!)!
+                XCTAssertEqual(value?.id, id < 150 ? nil : id, key)
+            }
+            XCTAssertEqual(reopened.verify(), [])
+        }
+    }
+
     func testFrozenSetsAndMapsReadByPosition() throws {
         let lattice = try Lattice(configuration: config)
         let bag = Bag()

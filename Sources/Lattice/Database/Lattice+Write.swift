@@ -282,7 +282,7 @@ extension Lattice {
         let objects = Array(objects)
         if objects.count > 1 {
             _ = try requireWrite("delete(_:)")
-            try removeFromLists(objects)
+            try removeFromCollections(objects)
         }
         for object in objects { try delete(object) }
     }

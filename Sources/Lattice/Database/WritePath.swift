@@ -196,33 +196,43 @@ extension Lattice {
     }
 
     /// Before deleting `objects` together (`delete(_:)` of a sequence): takes them out of every List that
-    /// holds two or more of them, one walk of the list for all of them, where deleting them one by one
-    /// walks such a list once per object (its members deleted together: O(n²)). Removing an entry is what
-    /// the delete would do to it (entry gone, backlink adjusted, the change recorded), so the deletes then
-    /// find those lists done. Skipped unless every object is one `delete(_:)` accepts, once: a delete
-    /// that throws must leave the lists as the loop would have.
-    func removeFromLists(_ objects: [Object]) throws {
-        // Nothing to do (and nothing checked twice) unless some List can hold objects of these classes.
-        guard objects.contains(where: { $0._info?.incoming.contains { $0.property.collection == .list } == true }) else { return }
+    /// holds two or more of them, and sets to nil the Map values naming them, one walk of the list or map
+    /// for all of them, where deleting them one by one walks it once per object (its members deleted
+    /// together: O(n²)). That is what each delete would do (entry gone or nil, backlink adjusted, the
+    /// change recorded), so the deletes then find those collections done. Skipped unless every object is
+    /// one `delete(_:)` accepts, once: a delete that throws must leave the collections as the loop would.
+    func removeFromCollections(_ objects: [Object]) throws {
+        // Nothing to do (and nothing checked twice) unless some List or Map can hold objects of these classes.
+        guard objects.contains(where: { $0._info?.incoming.contains { [.list, .map].contains($0.property.collection) } == true }) else {
+            return
+        }
         var seen: Set<StoredObject> = []
         for object in objects {
             guard object._lattice === self, let info = object._info, !info.schema.isEmbedded, (try? existingKey(of: object)) != nil,
                   seen.insert(StoredObject(info: ObjectIdentifier(info), key: object._key)).inserted else { return }
         }
-        // For each list (property, owner): the property and the keys of the objects it holds.
-        var lists: [ListOwner: (property: PropertyInfo, members: Set<Int64>)] = [:]
+        // For each list or map (property, owner): the property and the keys of the objects it holds.
+        var collections: [CollectionOwner: (property: PropertyInfo, members: Set<Int64>)] = [:]
         for object in objects {
             guard let info = object._info, let table = info.backlinkTable else { continue }
             for entry in try BacklinkTable(table: table).entries(write.txn, target: object._key) {
-                guard let property = info.incoming.first(where: { $0.linkID == entry.linkID }), property.property.collection == .list else { continue }
-                lists[ListOwner(linkID: entry.linkID, owner: entry.source), default: (property, [])].members.insert(object._key)
+                guard let property = info.incoming.first(where: { $0.linkID == entry.linkID }),
+                      [.list, .map].contains(property.property.collection) else { continue }
+                collections[CollectionOwner(linkID: entry.linkID, owner: entry.source), default: (property, [])].members.insert(object._key)
             }
         }
-        for (list, entry) in lists where entry.members.count > 1 {
+        for (collection, entry) in collections where entry.members.count > 1 {
+            if entry.property.property.collection == .map {
+                let table = MapTable(table: entry.property.collectionTable!, owner: collection.owner)
+                for mapKey in try table.keys(write.txn, where: { linkedKey($0).map(entry.members.contains) ?? false }) {
+                    try mapSet(entry.property, owner: collection.owner, mapKey, payload: [])
+                }
+                continue
+            }
             var positions: [Int] = []
             var index = 0
-            try ListTable(table: entry.property.collectionTable!, owner: list.owner)
-                .forEachPayload(write.txn, in: listDirectoryAtHand(entry.property, owner: list.owner), reserve: { _ in }) { payload in
+            try ListTable(table: entry.property.collectionTable!, owner: collection.owner)
+                .forEachPayload(write.txn, in: listDirectoryAtHand(entry.property, owner: collection.owner), reserve: { _ in }) { payload in
                     if let key = linkedKey(payload), entry.members.contains(key) { positions.append(index) }
                     index += 1
                 }
@@ -231,13 +241,13 @@ extension Lattice {
             while end > 0 {
                 var start = end - 1
                 while start > 0, positions[start - 1] == positions[start] - 1 { start -= 1 }
-                try listRemove(entry.property, owner: list.owner, positions[start]..<positions[end - 1] + 1)
+                try listRemove(entry.property, owner: collection.owner, positions[start]..<positions[end - 1] + 1)
                 end = start
             }
         }
     }
 
-    private struct ListOwner: Hashable {
+    private struct CollectionOwner: Hashable {
         let linkID: UInt32
         let owner: Int64
     }
@@ -317,8 +327,8 @@ extension Lattice {
                 try setRemove(property, owner: entry.source, elementKey: elementKey, updatingLinks: false)
             case .map?:
                 let table = MapTable(table: property.collectionTable!, owner: entry.source)
-                for item in try table.entries(txn) where item.payload.withUnsafeBytes(linkedKey) == key {
-                    try mapSet(property, owner: entry.source, item.key, payload: [], updatingLinks: false)
+                for mapKey in try table.keys(txn, where: { linkedKey($0) == key }) {
+                    try mapSet(property, owner: entry.source, mapKey, payload: [], updatingLinks: false)
                 }
             }
         }

@@ -156,4 +156,24 @@ struct MapTable {
     func entries(_ txn: Transaction) throws -> [(key: String, payload: [UInt8])] {
         try KeyedEntry.entries(txn, table, owner: owner).map { (String(decoding: $0.key, as: UTF8.self), $0.value) }
     }
+
+    /// The keys whose value payload passes `test`: in a plaintext file the values are tested where they
+    /// are stored, nothing copied but the keys found.
+    func keys(_ txn: Transaction, where test: (UnsafeRawBufferPointer) -> Bool) throws -> [String] {
+        if txn.isEncrypted { return try entries(txn).filter { $0.payload.withUnsafeBytes(test) }.map(\.key) }
+        return try KeyCodec.withObjectKey(owner) { prefix in
+            try txn.withCursor(table) { cursor in
+                let owned = prefix.loadUnaligned(as: UInt64.self)
+                var keys: [String] = []
+                var entry = try cursor.seek(atLeast: prefix)
+                while let e = entry, e.key.count >= 8, e.key.loadUnaligned(as: UInt64.self) == owned {
+                    if test(e.value) {
+                        keys.append(String(decoding: e.key.dropFirst(8), as: UTF8.self))
+                    }
+                    entry = try cursor.next()
+                }
+                return keys
+            }
+        }
+    }
 }
