@@ -20,6 +20,11 @@ final class CollectionEditTests: XCTestCase {
     final class Tag: Object {
         @Persisted(primaryKey: true) var id = 0
         @Persisted(originProperty: "tagList") var bags: LinkingObjects<Bag>
+
+        convenience init(id: Int) {
+            self.init()
+            self.id = id
+        }
     }
 
     private var config: Lattice.Configuration!
@@ -197,18 +202,13 @@ final class CollectionEditTests: XCTestCase {
         let bag = Bag()
         try lattice.write {
             try lattice.add(bag)
-            for i in 0..<10 {
-                let tag = Tag()
-                tag.id = i
-                bag.members.insert(tag)
-            }
+            for i in 0..<10 { bag.members.insert(Tag(id: i)) }
         }
         try lattice.write {
             XCTAssertEqual(bag.members.count, 10)
             try lattice.delete(try XCTUnwrap(lattice.object(ofType: Tag.self, forPrimaryKey: 3)))
             XCTAssertEqual(bag.members.count, 9)
-            let tag = Tag()
-            tag.id = 20
+            let tag = Tag(id: 20)
             bag.members.insert(tag)
             bag.members.insert(tag)
             XCTAssertEqual(bag.members.count, 10)
@@ -246,8 +246,7 @@ final class CollectionEditTests: XCTestCase {
         }
         // An object value that is deleted leaves its key, with nil.
         try lattice.write {
-            let tag = Tag()
-            tag.id = 1
+            let tag = Tag(id: 1)
             bag.holders["a"] = tag
             bag.holders["b"] = tag
             XCTAssertEqual(bag.holders.count, 2)
@@ -267,11 +266,7 @@ final class CollectionEditTests: XCTestCase {
     func testDeletingListMembersTogetherEndsAsDeletingThemOneByOne() throws {
         func build(_ lattice: Lattice) throws {
             try lattice.write {
-                let tags = (0..<300).map { i -> Tag in
-                    let tag = Tag()
-                    tag.id = i
-                    return tag
-                }
+                let tags = (0..<300).map { Tag(id: $0) }
                 for b in 0..<3 {
                     let bag = Bag()
                     bag.id = b
@@ -310,11 +305,7 @@ final class CollectionEditTests: XCTestCase {
         let bag = Bag()
         try lattice.write {
             try lattice.add(bag)
-            for i in 0..<40 {
-                let tag = Tag()
-                tag.id = i
-                bag.tagList.append(tag)
-            }
+            for i in 0..<40 { bag.tagList.append(Tag(id: i)) }
             bag.tagList.append(try XCTUnwrap(lattice.object(ofType: Tag.self, forPrimaryKey: 7)))  // twice: 7 and 40
         }
         var initial = false
@@ -342,11 +333,7 @@ final class CollectionEditTests: XCTestCase {
         let bag = Bag()
         try lattice.write {
             try lattice.add(bag)
-            for i in 0..<5 {
-                let tag = Tag()
-                tag.id = i
-                bag.tagList.append(tag)
-            }
+            for i in 0..<5 { bag.tagList.append(Tag(id: i)) }
         }
         let tags = Array(lattice.objects(Tag.self))
         try lattice.write { try lattice.delete(tags[2]) }
@@ -371,8 +358,7 @@ final class CollectionEditTests: XCTestCase {
             try lattice.write {
                 try lattice.add(bag)
                 for i in 0..<300 {
-                    let tag = Tag()
-                    tag.id = i
+                    let tag = Tag(id: i)
                     bag.holders["k\(i)"] = tag
                     if i % 10 == 0 { bag.holders["again \(i)"] = tag }
                 }
