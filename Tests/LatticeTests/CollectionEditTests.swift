@@ -299,6 +299,38 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertEqual(reopened.objects(Tag.self).count, oneByOne.objects(Tag.self).count)
     }
 
+    /// Deleting a list's members one at a time, in its order, backwards or at random (the first two
+    /// find each next member where the last one was), leaves the list as an array model says.
+    func testDeletingListMembersOneByOneInAnyOrder() throws {
+        let lattice = try Lattice(configuration: config)
+        let bag = Bag()
+        var model: [Int] = []
+        try lattice.write {
+            try lattice.add(bag)
+            for i in 0..<400 { bag.tagList.append(Tag(id: i)) }
+            for i in [10, 11, 250] { bag.tagList.insert(try XCTUnwrap(lattice.object(ofType: Tag.self, forPrimaryKey: i)), at: 300) }
+            model = bag.tagList.map(\.id)
+        }
+        func delete(_ ids: [Int]) throws {
+            for id in ids {
+                try lattice.delete(try XCTUnwrap(lattice.object(ofType: Tag.self, forPrimaryKey: id)))
+                model.removeAll { $0 == id }
+                XCTAssertEqual(bag.tagList.count, model.count)
+            }
+        }
+        var random = Generator(state: 5)
+        try lattice.write {
+            try delete(Array(0..<60))                        // in the list's order
+            try delete(Array((200..<280).reversed()))        // backwards
+            var rest = Array(60..<200) + Array(280..<400)
+            for _ in 0..<100 { try delete([rest.remove(at: random.next(rest.count))]) }
+            XCTAssertEqual(bag.tagList.map(\.id), model)
+        }
+        XCTAssertEqual(lattice.verify(), [])
+        let reopened = try Lattice(configuration: config)
+        XCTAssertEqual(try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: bag.id)).tagList.map(\.id), model)
+    }
+
     /// An observer of a list whose members are deleted together hears of exactly those positions.
     func testObserversOfAListHearOfMembersDeletedTogether() throws {
         let lattice = try Lattice(configuration: config)

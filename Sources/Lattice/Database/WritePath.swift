@@ -18,6 +18,9 @@ final class WriteContext {
     /// The directory of the List appended to last, when appends have not stored it yet: a loop of appends
     /// writes it once (`storeListDirectory()`), not once per append. Reads of that list find it here.
     @exclusivity(unchecked) var unstoredList: (table: Table, owner: Int64, directory: ListTable.Directory)?
+    /// Where a deleted object was last taken out of a List: a loop deleting a list's members in its order
+    /// (or backwards) finds the next one there (or just before) instead of walking the list.
+    @exclusivity(unchecked) var listRemovalHint: (table: Table, owner: Int64, position: Int)?
 
     init(txn: Transaction) { self.txn = txn }
 
@@ -311,16 +314,27 @@ extension Lattice {
                 // the last so that the earlier positions still hold.
                 var needle: [UInt8] = []
                 Varint.append(Varint.zigzag(key), to: &needle)
+                let list = ListTable(table: property.collectionTable!, owner: entry.source)
                 var positions: [Int] = []
-                var index = 0
-                try ListTable(table: property.collectionTable!, owner: entry.source)
-                    .forEachPayload(txn, in: listDirectoryAtHand(property, owner: entry.source), reserve: { _ in }) { payload in
+                // Held once (one link from this owner): where the last removal from this list happened,
+                // or just before it, is checked first.
+                if entry.count == 1, let hint = write.listRemovalHint, hint.table == list.table, hint.owner == entry.source {
+                    let directory = try listDirectory(property, owner: entry.source)
+                    for candidate in [hint.position, hint.position - 1] where positions.isEmpty {
+                        if try list.withPayload(txn, at: candidate, in: directory, { $0.elementsEqual(needle) }) == true { positions = [candidate] }
+                    }
+                }
+                if positions.isEmpty {
+                    var index = 0
+                    try list.forEachPayload(txn, in: listDirectoryAtHand(property, owner: entry.source), reserve: { _ in }) { payload in
                         if payload.count == needle.count, payload.elementsEqual(needle) { positions.append(index) }
                         index += 1
                     }
+                }
                 for position in positions.reversed() {
                     try listRemove(property, owner: entry.source, position..<position + 1, updatingLinks: false)
                 }
+                if let lowest = positions.first { write.listRemovalHint = (list.table, entry.source, lowest) }
             case .set?:
                 var elementKey: [UInt8] = []
                 KeyCodec.appendInt(key, to: &elementKey)
