@@ -120,6 +120,25 @@ extension Lattice {
         try ListTable(table: property.collectionTable!, owner: owner).allPayloads(readTransaction(), in: listDirectory(property, owner: owner))
     }
 
+    /// Passes every payload of a List, in order, to `body`, nothing copied; `reserve` gets the count
+    /// first. Without a directory at hand, the stored one is read in place, not decoded.
+    func forEachListPayload(_ property: PropertyInfo, owner: Int64, reserve: (Int) -> Void = { _ in },
+                            _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try ListTable(table: property.collectionTable!, owner: owner)
+            .forEachPayload(readTransaction(), in: listDirectoryAtHand(property, owner: owner), reserve: reserve, body)
+    }
+
+    /// The positions of a List's entries whose payload passes `test`, in order, found in place.
+    func listPositions(_ property: PropertyInfo, owner: Int64, where test: (UnsafeRawBufferPointer) -> Bool) throws -> [Int] {
+        var positions: [Int] = []
+        var index = 0
+        try forEachListPayload(property, owner: owner) { payload in
+            if test(payload) { positions.append(index) }
+            index += 1
+        }
+        return positions
+    }
+
     /// The object key a link payload names, or nil for an empty (nil) payload.
     func linkedKey(_ payload: UnsafeRawBufferPointer) -> Int64? {
         payload.isEmpty ? nil : Int64._latticeDecode(payload)

@@ -232,13 +232,7 @@ extension Lattice {
                 }
                 continue
             }
-            var positions: [Int] = []
-            var index = 0
-            try ListTable(table: entry.property.collectionTable!, owner: collection.owner)
-                .forEachPayload(write.txn, in: listDirectoryAtHand(entry.property, owner: collection.owner), reserve: { _ in }) { payload in
-                    if let key = linkedKey(payload), entry.members.contains(key) { positions.append(index) }
-                    index += 1
-                }
+            let positions = try listPositions(entry.property, owner: collection.owner) { linkedKey($0).map(entry.members.contains) ?? false }
             // Runs of neighbouring positions, removed from the last so that the earlier ones still hold.
             var end = positions.count
             while end > 0 {
@@ -312,25 +306,18 @@ extension Lattice {
                 // Where the list holds the object, found by comparing payloads in place (nothing copied:
                 // deleting many members of one long list walks it once per member), then removed from
                 // the last so that the earlier positions still hold.
-                var needle: [UInt8] = []
-                Varint.append(Varint.zigzag(key), to: &needle)
                 let list = ListTable(table: property.collectionTable!, owner: entry.source)
+                let holdsKey = { (payload: UnsafeRawBufferPointer) in self.linkedKey(payload) == key }
                 var positions: [Int] = []
                 // Held once (one link from this owner): where the last removal from this list happened,
                 // or just before it, is checked first.
                 if entry.count == 1, let hint = write.listRemovalHint, hint.table == list.table, hint.owner == entry.source {
                     let directory = try listDirectory(property, owner: entry.source)
                     for candidate in [hint.position, hint.position - 1] where positions.isEmpty {
-                        if try list.withPayload(txn, at: candidate, in: directory, { $0.elementsEqual(needle) }) == true { positions = [candidate] }
+                        if try list.withPayload(txn, at: candidate, in: directory, holdsKey) == true { positions = [candidate] }
                     }
                 }
-                if positions.isEmpty {
-                    var index = 0
-                    try list.forEachPayload(txn, in: listDirectoryAtHand(property, owner: entry.source), reserve: { _ in }) { payload in
-                        if payload.count == needle.count, payload.elementsEqual(needle) { positions.append(index) }
-                        index += 1
-                    }
-                }
+                if positions.isEmpty { positions = try listPositions(property, owner: entry.source, where: holdsKey) }
                 for position in positions.reversed() {
                     try listRemove(property, owner: entry.source, position..<position + 1, updatingLinks: false)
                 }

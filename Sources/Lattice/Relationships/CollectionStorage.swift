@@ -31,8 +31,7 @@ struct ListStore {
     /// Passes every payload, in order, to `body`, nothing copied; `reserve` gets the count first. Without
     /// a directory at hand, the stored one is read in place, not decoded.
     func forEachPayload(reserve: (Int) -> Void, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        try table.forEachPayload(lattice.readTransaction(), in: lattice.listDirectoryAtHand(property, owner: owner),
-                                 reserve: reserve, body)
+        try lattice.forEachListPayload(property, owner: owner, reserve: reserve, body)
     }
 
     /// The object key of every entry of a List of objects, in order; nil when some entry holds none.

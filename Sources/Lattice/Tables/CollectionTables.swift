@@ -8,38 +8,33 @@ enum OwnerKey {
         return key
     }
 
-    /// Copies of the entries of `owner` in `table`: (key after the owner prefix, value).
-    static func entries(_ txn: Transaction, _ table: Table, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
-        let prefix = prefix(owner)
-        return try prefix.withUnsafeBytes { p in
-            try txn.withCursor(table) { cursor in
-                var out: [([UInt8], [UInt8])] = []
-                var entry = try cursor.seek(atLeast: p)
-                while let e = entry, e.key.count >= 8, e.key.prefix(8).elementsEqual(prefix) {
-                    out.append((Array(e.key.dropFirst(8)), Array(e.value)))
-                    entry = try cursor.next()
-                }
-                return out
-            }
-        }
-    }
-}
-
-extension OwnerKey {
-    /// The number of entries of `owner` in `table`, counted without copying them.
-    static func count(_ txn: Transaction, _ table: Table, owner: Int64) throws -> Int {
+    /// Passes every entry of `owner` in `table` to `body` as stored (key with its owner prefix, value),
+    /// valid inside the call only.
+    static func forEach(_ txn: Transaction, _ table: Table, owner: Int64, _ body: (Bytes, Bytes) throws -> Void) throws {
         try KeyCodec.withObjectKey(owner) { prefix in
             try txn.withCursor(table) { cursor in
                 let owned = prefix.loadUnaligned(as: UInt64.self)
-                var n = 0
                 var entry = try cursor.seek(atLeast: prefix)
                 while let e = entry, e.key.count >= 8, e.key.loadUnaligned(as: UInt64.self) == owned {
-                    n += 1
+                    try body(e.key, e.value)
                     entry = try cursor.next()
                 }
-                return n
             }
         }
+    }
+
+    /// Copies of the entries of `owner` in `table`: (key after the owner prefix, value).
+    static func entries(_ txn: Transaction, _ table: Table, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
+        var out: [(key: [UInt8], value: [UInt8])] = []
+        try forEach(txn, table, owner: owner) { key, value in out.append((Array(key.dropFirst(8)), Array(value))) }
+        return out
+    }
+
+    /// The number of entries of `owner` in `table`, counted without copying them.
+    static func count(_ txn: Transaction, _ table: Table, owner: Int64) throws -> Int {
+        var n = 0
+        try forEach(txn, table, owner: owner) { _, _ in n += 1 }
+        return n
     }
 }
 
@@ -161,19 +156,10 @@ struct MapTable {
     /// are stored, nothing copied but the keys found.
     func keys(_ txn: Transaction, where test: (UnsafeRawBufferPointer) -> Bool) throws -> [String] {
         if txn.isEncrypted { return try entries(txn).filter { $0.payload.withUnsafeBytes(test) }.map(\.key) }
-        return try KeyCodec.withObjectKey(owner) { prefix in
-            try txn.withCursor(table) { cursor in
-                let owned = prefix.loadUnaligned(as: UInt64.self)
-                var keys: [String] = []
-                var entry = try cursor.seek(atLeast: prefix)
-                while let e = entry, e.key.count >= 8, e.key.loadUnaligned(as: UInt64.self) == owned {
-                    if test(e.value) {
-                        keys.append(String(decoding: e.key.dropFirst(8), as: UTF8.self))
-                    }
-                    entry = try cursor.next()
-                }
-                return keys
-            }
+        var keys: [String] = []
+        try OwnerKey.forEach(txn, table, owner: owner) { key, value in
+            if test(value) { keys.append(String(decoding: key.dropFirst(8), as: UTF8.self)) }
         }
+        return keys
     }
 }
