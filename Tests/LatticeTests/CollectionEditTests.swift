@@ -38,18 +38,6 @@ final class CollectionEditTests: XCTestCase {
         _ = try? Lattice.deleteFiles(for: config)
     }
 
-    /// A small deterministic generator (splitmix64), so that a failure repeats.
-    private struct Generator {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
-    }
-
     func testInsertsAtTheFrontAndInTheMiddleKeepTheOrderThroughSplitsAndReopening() throws {
         let lattice = try Lattice(configuration: config)
         let bag = Bag()
@@ -65,7 +53,7 @@ final class CollectionEditTests: XCTestCase {
         }
         XCTAssertEqual(Array(bag.ints), model)
         // Mixed edits over several transactions, checked by position, by iteration and by count.
-        var random = Generator(state: 7)
+        var random = SeededGenerator(state: 7)
         for _ in 0..<6 {
             try lattice.write {
                 for step in 0..<400 {
@@ -126,7 +114,7 @@ final class CollectionEditTests: XCTestCase {
         let bag = Bag()
         try lattice.write { try lattice.add(bag) }
         var model = Set<Int>()
-        var random = Generator(state: 11)
+        var random = SeededGenerator(state: 11)
         let kept = bag.numbers  // one instance kept, and a new one read through the property each time
         try lattice.write {
             for _ in 0..<2_000 {
@@ -224,7 +212,7 @@ final class CollectionEditTests: XCTestCase {
         let bag = Bag()
         try lattice.write { try lattice.add(bag) }
         var model: [String: Int] = [:]
-        var random = Generator(state: 3)
+        var random = SeededGenerator(state: 3)
         try lattice.write {
             for step in 0..<2_000 {
                 let key = "k\(random.next(250))"
@@ -318,7 +306,7 @@ final class CollectionEditTests: XCTestCase {
                 XCTAssertEqual(bag.tagList.count, model.count)
             }
         }
-        var random = Generator(state: 5)
+        var random = SeededGenerator(state: 5)
         try lattice.write {
             try delete(Array(0..<60))                        // in the list's order
             try delete(Array((200..<280).reversed()))        // backwards

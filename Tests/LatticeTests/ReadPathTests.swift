@@ -414,6 +414,118 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(all.map(\.id), expected)
     }
 
+    /// Positions of a whole class are learnt from both ends while they are read (runs up from the start
+    /// and down from the end read keys and records in one walk): any mix of runs either way, single steps,
+    /// jumps near either end or into the middle and positions asked again gives what the model says, on
+    /// fresh results, inside a write that changes values, adds and deletes objects, and after another
+    /// handle's commits; instances kept by the caller stay the objects they were (the class recycles
+    /// instances a caller let go).
+    func testWholeClassPositionsInAnyOrderAcrossChanges() throws {
+        typealias Plain = IterationRecyclingTests.Plain
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([Plain.self])
+        var ids: [Int64] = []
+        try lattice.write {
+            for i in 0..<3_000 {
+                let id = Int64(i * 3)
+                try lattice.create(Plain.self, value: ["id": id, "name": "n\(id)"])
+                ids.append(id)
+            }
+        }
+        var random = SeededGenerator(state: 17)
+        var nextID: Int64 = 1
+        var renamed: [Int64: String] = [:]
+        func name(_ id: Int64) -> String { renamed[id] ?? "n\(id)" }
+        /// `steps` reads of `results` by position; `change` runs every 40 reads (a write's changes).
+        func read(_ results: Results<Plain>, steps: Int, change: (() throws -> Void)? = nil, line: UInt = #line) throws {
+            var kept: [(Plain, Int64)] = []
+            var p = 0
+            var step = 0
+            func check() {
+                let object = results[p]
+                XCTAssertEqual(object.id, ids[p], "position \(p) of \(ids.count), step \(step)", line: line)
+                XCTAssertEqual(object.name, name(ids[p]), line: line)
+                if random.next(20) == 0 { kept.append((object, ids[p])) }
+                step += 1
+            }
+            while step < steps {
+                if let change, step % 40 == 39 { try change() }
+                let n = ids.count
+                XCTAssertEqual(results.count, n, line: line)
+                p = Swift.min(p, n - 1)
+                switch random.next(8) {
+                case 0: p = Swift.min(p + 1, n - 1)
+                case 1: p = Swift.max(p - 1, 0)
+                case 2: p = random.next(Swift.min(n, 1_500))              // near the start
+                case 3: p = n - 1 - random.next(Swift.min(n, 1_500))      // near the end
+                case 4: p = random.next(n)                                 // anywhere
+                case 5, 6:                                                 // a run up or down
+                    let up = random.next(2) == 0
+                    for _ in 0..<random.next(200) {
+                        p = up ? Swift.min(p + 1, n - 1) : Swift.max(p - 1, 0)
+                        check()
+                    }
+                default: break                                             // the same position again
+                }
+                check()
+            }
+            for (object, id) in kept where !object.isInvalidated {
+                XCTAssertEqual(object.id, id, line: line)
+            }
+        }
+
+        // Read-only, each time on fresh results: the first reads start from nothing known.
+        for _ in 0..<4 { try read(lattice.objects(Plain.self), steps: 1_500) }
+        // A full run up, and a full run down, on fresh results (every key learnt by one walk).
+        let up = lattice.objects(Plain.self)
+        XCTAssertEqual((0..<up.count).map { up[$0].id }, ids)
+        let down = lattice.objects(Plain.self)
+        XCTAssertEqual(down.reversed().map(\.id), ids.reversed())
+        XCTAssertEqual(lattice.objects(Plain.self)[ids.count - 1].id, ids.last)
+
+        // Inside a write: value writes (keys unchanged), new objects anywhere, deletes anywhere.
+        let live = lattice.objects(Plain.self)
+        try lattice.write {
+            try read(live, steps: 3_000, change: {
+                switch random.next(3) {
+                case 0:
+                    let p = random.next(ids.count)
+                    live[p].name = "renamed \(p)"
+                    renamed[ids[p]] = "renamed \(p)"
+                case 1:
+                    nextID += 3 * Int64(random.next(40))   // ids 1, 4, 7, ...: between the existing ones
+                    try lattice.create(Plain.self, value: ["id": nextID, "name": "n\(nextID)"])
+                    ids.insert(nextID, at: ids.firstIndex { $0 > nextID } ?? ids.count)
+                    nextID += 3
+                default:
+                    let p = random.next(ids.count)
+                    try lattice.delete(live[p])
+                    ids.remove(at: p)
+                }
+            })
+        }
+        XCTAssertEqual(Array(live).map(\.id), ids)
+
+        // Another handle's commits, seen after a refresh.
+        let other = try db.open([Plain.self])
+        for round in 0..<3 {
+            try other.write {
+                let all = other.objects(Plain.self)
+                for _ in 0..<20 {
+                    let p = random.next(ids.count)
+                    try other.delete(all[p])
+                    ids.remove(at: p)
+                }
+                let id = Int64(100_000 + round)
+                try other.create(Plain.self, value: ["id": id, "name": "n\(id)"])
+                ids.append(id)
+            }
+            lattice.refresh()
+            try read(live, steps: 800)
+        }
+        XCTAssertEqual(Array(live).map(\.id), ids)
+    }
+
     func testNestedListsLinksAndBacklinksReadInALoopStayCurrent() throws {
         let db = makeTempDatabase("nested")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])

@@ -110,3 +110,16 @@ final class FixtureLogLine: Object {
     @Persisted var text = ""
     @Persisted var level = 0
 }
+
+/// A small deterministic generator (splitmix64), so that a randomized test's failure repeats.
+struct SeededGenerator {
+    var state: UInt64
+    /// A number in `0..<bound`.
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}

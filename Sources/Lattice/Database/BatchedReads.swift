@@ -89,6 +89,14 @@ struct ResultsReader {
         return instance(entry.key, slice)
     }
 
+    /// In a walk: the object at `index` (counted in walk order from the walk's start) when the batch
+    /// read last holds it and is current, else nil. Serves a position asked again without reading.
+    mutating func walked(at index: Int) -> Object? {
+        guard walk != nil, batchGeneration == lattice.generation,
+              index >= batchStart, index < batchStart + batchOffset, let slice = batch[index - batchStart].slice else { return nil }
+        return instance(batch[index - batchStart].key, slice)
+    }
+
     /// The instance for the object `key` whose record is `slice` (in `batchStorage`, or lent by the
     /// snapshot): the one returned last when the caller kept no reference to it, a new one otherwise.
     @inline(__always)
@@ -116,20 +124,18 @@ struct ResultsReader {
         batchStorage = lattice.reading("the objects of '\(info.name)'") { txn in
             try txn.withCursor(info.objectsTable) { cursor in
                 if let walk {
-                    var entry = try walk.after.map { after in
-                        try KeyCodec.withObjectKey(after) { try cursor.seek(atLeast: $0) }
-                    } ?? cursor.first()
-                    if let e = entry, let after = walk.after, KeyCodec.int(e.key) == after { entry = try cursor.next() }
+                    var entry = try walk.downward ? walk.entry(before: &cursor) : walk.entry(after: &cursor)
                     // On another snapshot than the loop's, objects created since are passed over: keys
                     // above the class's last key then, or (keyed by primary key) a later creation stamp.
-                    let sameSnapshot = txn.id == walk.snapshot
+                    let snapshot = walk.snapshot ?? txn.id
+                    let sameSnapshot = txn.id == snapshot
                     while let e = entry, read.count < read.size {
                         let key = KeyCodec.int(e.key)
                         if key > walk.lastKey { break }
-                        if sameSnapshot || !info.keyedByPrimaryKey || (RecordLayout(e.value)?.stamp ?? 0) <= UInt64(walk.snapshot) {
+                        if sameSnapshot || !info.keyedByPrimaryKey || (RecordLayout(e.value)?.stamp ?? 0) <= UInt64(snapshot) {
                             if !read.take(key, e.value) { break }
                         }
-                        entry = try cursor.next()
+                        entry = try walk.downward ? cursor.previous() : cursor.next()
                     }
                 } else if let keys {
                     // Backwards: from the current position down, the batch reversed below.
@@ -218,12 +224,32 @@ struct KeyedObjects {
 
 /// Where an iterator walking a whole class stands (see `ResultsReader`).
 struct ResultsWalk {
-    /// The transaction id of the snapshot the loop began on.
-    let snapshot: Int
+    /// The transaction id of the snapshot the loop began on; nil: every object of the handle's current
+    /// view is read (positional reads of a class, which know that no object was added or deleted since
+    /// they began, see `ClassPositions`).
+    let snapshot: Int?
     /// The class's last key when the loop began.
     let lastKey: Int64
+    /// Whether the walk goes from the last key down.
+    var downward = false
     /// The key of the object returned last, nil before the first.
     var after: Int64?
+
+    /// The entry after `after` (the first without it), the cursor left there.
+    func entry(after cursor: inout Cursor) throws -> Cursor.Entry? {
+        guard let after else { return try cursor.first() }
+        let entry = try KeyCodec.withObjectKey(after) { try cursor.seek(atLeast: $0) }
+        if let e = entry, KeyCodec.int(e.key) == after { return try cursor.next() }
+        return entry
+    }
+
+    /// The entry before `after` (the last without it), the cursor left there.
+    func entry(before cursor: inout Cursor) throws -> Cursor.Entry? {
+        guard let after else { return try cursor.last() }
+        // Past the first key at least `after`, or past the end when none is.
+        if try KeyCodec.withObjectKey(after, { try cursor.seek(atLeast: $0) }) == nil { return try cursor.last() }
+        return try cursor.previous()
+    }
 }
 
 /// An object read ahead: its key, and its record copy (nil: the object is gone).

@@ -247,10 +247,17 @@ final class ResultsKeyCache {
         self.columns = columns
     }
 
+    /// The stamp computed last and the handle's generation then: every change a stamp follows also
+    /// changes the generation, so within one generation the stamp is the same (no lookup per read).
+    @exclusivity(unchecked) private var lastStamp: (generation: UInt64, stamp: KeyStamp)?
+
     private func currentStamp(_ lattice: Lattice, _ info: ClassInfo) -> KeyStamp {
         guard let columns else { return KeyStamp(view: lattice.generation, membership: 0, columns: 0) }
+        if let last = lastStamp, last.generation == lattice.generation { return last.stamp }
         let version = lattice.selectionVersion(of: info, columns: columns)
-        return KeyStamp(view: version.view, membership: version.membership, columns: version.columns)
+        let stamp = KeyStamp(view: version.view, membership: version.membership, columns: version.columns)
+        lastStamp = (lattice.generation, stamp)
+        return stamp
     }
 
     /// Whether `keys` are those of the handle's current view.
@@ -283,61 +290,32 @@ final class ResultsKeyCache {
         }
     }
 
-    /// The first keys of the class, for results of a whole class read by position near their start
-    /// while `keys` are not current: a table showing the first rows of a million objects reads those
-    /// rows, not a million keys. Past `frontLimit`, positions use the whole `keys`.
-    private struct FrontKeys {
-        var stamp: KeyStamp?
-        var keys: [Int64] = []
-        /// Whether `keys` reach the class's last object.
-        var complete = false
-        var positional = PositionalReader()
-    }
-    @exclusivity(unchecked) private var front = FrontKeys()
-    static let frontLimit = 1_024
-
-    /// `front`'s object at `position` and its key, reading more of the class's keys when needed (at
-    /// least twice as many as read so far); nil when `position` is past the class's end.
-    private func frontObject(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
-                             _ current: KeyStamp) -> (Object?, Int64)? {
-        if front.stamp != current { front = FrontKeys(stamp: current) }
-        if position >= front.keys.count && !front.complete {
-            let wanted = Swift.max(position + 1, front.keys.count * 2, 64)
-            do {
-                try lattice.readTransaction().withCursor(info.objectsTable) { cursor in
-                    var entry: Cursor.Entry?
-                    if let last = front.keys.last {
-                        // The keys read so far are still the class's first ones (`current` says no
-                        // object was added or deleted): carry on after the last.
-                        entry = try KeyCodec.withObjectKey(last) { try cursor.seek(atLeast: $0) }
-                        if let e = entry, KeyCodec.int(e.key) == last { entry = try cursor.next() }
-                    } else {
-                        entry = try cursor.first()
-                    }
-                    while let e = entry, front.keys.count < wanted {
-                        front.keys.append(KeyCodec.int(e.key))
-                        entry = try cursor.next()
-                    }
-                    front.complete = entry == nil
-                }
-            } catch {
-                fatalError(Lattice.stopMessage("reading the objects of '\(info.name)'", path: lattice.env.path, error))
-            }
-            front.positional = PositionalReader()  // its reader holds the shorter array
-        }
-        guard position < front.keys.count else { return nil }
-        return (front.positional.object(at: position, of: front.keys, lattice: lattice, info: info, type: type), front.keys[position])
-    }
+    /// Positions of a whole class read while `keys` are not current (see `ClassPositions`); made on first use.
+    @exclusivity(unchecked) private var classPositions: ClassPositions?
 
     /// `results[position]`: an instance of `type`; out of range stops with a message. Here rather than in
     /// the generic subscript, where every field of `Results` would be reached through its metadata.
     func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
                 evaluate: (ClassInfo, Transaction) throws -> [Int64]) -> Object {
         let (object, key): (Object?, Int64) = lattice.synchronized {
-            if wholeClass, position >= 0, position < ResultsKeyCache.frontLimit {
+            if wholeClass {
                 let current = currentStamp(lattice, info)
-                if stamp != current, let found = frontObject(at: position, lattice: lattice, info: info, type: type, current) {
-                    return found
+                if stamp != current {
+                    let found: (Object?, Int64)?
+                    do {
+                        let positions = classPositions ?? ClassPositions()
+                        classPositions = positions
+                        found = try positions.object(at: position, lattice: lattice, info: info, type: type, current)
+                    } catch {
+                        fatalError(Lattice.stopMessage("reading the objects of '\(info.name)'", path: lattice.env.path, error))
+                    }
+                    if let positions = classPositions, positions.isComplete {
+                        // Both ends met: every key is known; later reads use them.
+                        adopt(positions.completeKeys, lattice, info)
+                        classPositions = nil
+                        positional = PositionalReader()
+                    }
+                    if let found { return found }
                 }
             }
             let keys = keysOrStop(lattice, info, evaluate)
