@@ -87,6 +87,41 @@ final class CreateNestedTests: XCTestCase {
 
     // MARK: create(_:value:update:) on an existing object
 
+    /// The forms a value arrives in from dynamic code: nil as `NSNull`, as an empty Optional or as an
+    /// Optional holding `NSNull`; a linked object bare, in an Optional or in an `AnyHashable`; a nested
+    /// dictionary inside an Optional. Each stores what it stands for.
+    func testValuesWrappedInOptionalsNSNullAndAnyHashable() throws {
+        let db = makeTempDatabase("create-nested")
+        let lattice = try db.open(types)
+        let noPet: CNPet? = nil
+        let noName: String? = nil
+        try lattice.write {
+            let rex = try lattice.create(CNPet.self, value: ["id": 7, "name": "Rex"])
+            let maybeRex: CNPet? = rex
+            let nested: [String: Any]? = ["id": 9, "name": "Nested"]
+            try lattice.create(CNOwner.self, value: ["id": 1, "pet": rex, "toy": NSNull()])
+            try lattice.create(CNOwner.self, value: ["id": 2, "pet": maybeRex as Any, "toy": noPet as Any])
+            try lattice.create(CNOwner.self, value: ["id": 3, "pet": AnyHashable(rex), "toy": Optional<Any>.some(NSNull()) as Any])
+            try lattice.create(CNOwner.self, value: ["id": 4, "pet": nested as Any, "name": "Four"])
+            try lattice.create(CNOwner.self, value: ["id": 1, "pet": NSNull()], update: .modified)
+            assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 5, "name": NSNull()]),
+                               .missingValue(className: "CNOwner", property: "name"))
+            assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 5, "name": noName as Any]),
+                               .missingValue(className: "CNOwner", property: "name"))
+            assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 5, "pet": "Rex"]),
+                               .wrongType(className: "CNOwner", property: "pet", expected: "CNPet?", found: "String"))
+        }
+        let reopened = try db.open(types)
+        XCTAssertNil(try owner(reopened, 1).pet, "NSNull cleared the link")
+        XCTAssertEqual(try owner(reopened, 2).pet?.id, 7)
+        XCTAssertEqual(try owner(reopened, 3).pet?.id, 7)
+        XCTAssertEqual(try owner(reopened, 4).pet?.name, "Nested")
+        XCTAssertNil(try owner(reopened, 2).toy)
+        XCTAssertNil(try owner(reopened, 3).toy)
+        XCTAssertEqual(reopened.objects(CNPet.self).count, 2)
+        XCTAssertNil(reopened.object(ofType: CNOwner.self, forPrimaryKey: 5))
+    }
+
     func testUpdateStoresAToOneLink() throws {
         let db = try seeded()
         do {

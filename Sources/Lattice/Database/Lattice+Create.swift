@@ -116,7 +116,7 @@ extension Lattice {
             }
             return Dictionary(uniqueKeysWithValues: zip(properties.map(\.name), array))
         }
-        if let object = value as? Object { return try values(of: object, for: properties) }
+        if let object = objectValue(value) { return try values(of: object, for: properties) }
         if let fields = fields(of: value) { return fields }
         throw LatticeError.wrongType(className: className, property: "(value)", expected: "[String: Any], [Any] or an object",
                                      found: "\(type(of: value))")
@@ -154,7 +154,7 @@ extension Lattice {
     /// The stored properties of a struct or class value that is not a model object or a persistable value,
     /// by name; nil for anything else.
     static func fields(of value: Any) -> [String: Any]? {
-        if value is Object || value is any _Persistable { return nil }
+        if objectValue(value) != nil || value is any _Persistable { return nil }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .struct || mirror.displayStyle == .class else { return nil }
         var fields: [String: Any] = [:]
@@ -167,7 +167,7 @@ extension Lattice {
 
     /// Whether `value` can stand for an object: an object, a dictionary, an array, or a struct or class value.
     static func isObjectValue(_ value: Any) -> Bool {
-        value is Object || value is [String: Any] || value is [Any] || fields(of: value) != nil
+        value is [String: Any] || objectValue(value) != nil || value is [Any] || fields(of: value) != nil
     }
 
     /// Sets the values of an unmanaged object, checking every name and type first.
@@ -175,9 +175,10 @@ extension Lattice {
         if let dynamic = object as? DynamicObject { return try dynamic.assignUnmanaged(values) }
         let metadata = try ModelMetadata.of(type(of: object))
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let fields = Dictionary(uniqueKeysWithValues: zip(metadata.schema.properties.map(\.name), zip(metadata.schema.properties, metadata.fields)))
         for (name, value) in values {
-            guard let (property, field) = fields[name] else { throw LatticeError.unknownProperty(className: className, property: name) }
+            guard let position = metadata.positions[name] else { throw LatticeError.unknownProperty(className: className, property: name) }
+            let property = metadata.schema.properties[position]
+            let field = metadata.fields[position]
             if isNilValue(value) && !property.isOptional { throw LatticeError.missingValue(className: className, property: name) }
             guard field.accessor.set(at: base + field.offset, value) else {
                 throw wrongType(className, property, field.accessor.valueType, value)
@@ -230,7 +231,7 @@ private final class ObjectBuilder {
     /// not embedded, is that object; anything else gives an existing object to update (found by primary
     /// key, or the embedded object now at `current`, when updating) or a new unmanaged one.
     func object(_ info: ClassInfo, from value: Any, asLink: Bool, current: Int64? = nil) throws -> Object {
-        let source = value as? Object
+        let source = objectValue(value)
         if let source {
             if source.isInvalidated { throw LatticeError.objectInvalidated(className: source.objectSchema.className) }
             if asLink, let owner = source._lattice, owner.env === lattice.env, lattice.classInfo(of: source) === info, !info.schema.isEmbedded {

@@ -20,6 +20,8 @@ public protocol _Persistable {
     func _latticeKey(into out: inout [UInt8])
     /// Converts a dynamically typed value (from `create(_:value:)`); nil when the type is wrong.
     static func _latticeCast(_ value: Any) -> Self?
+    /// Stores `_latticeCast(value)` at `pointer` (initialized memory of this type); false when the type is wrong.
+    static func _latticeAssign(_ value: Any, to pointer: UnsafeMutableRawPointer) -> Bool
     /// The value as `Any`, with nil for an empty optional.
     var _latticeAnyValue: Any? { get }
 
@@ -57,6 +59,14 @@ extension _Persistable {
     public static var _latticeObjectType: Object.Type? { nil }
     /// Not a collection.
     public static var _latticeCollection: CollectionKind? { nil }
+    /// `_latticeCast`, stored in place. A requirement, so that each type's own version runs: in code
+    /// generic over the type, the `Self?` in between would be looked up in the runtime's metadata cache
+    /// on every call.
+    public static func _latticeAssign(_ value: Any, to pointer: UnsafeMutableRawPointer) -> Bool {
+        guard let v = _latticeCast(value) else { return false }
+        pointer.assumingMemoryBound(to: Self.self).pointee = v
+        return true
+    }
 }
 
 /// A non-optional persistable type; its `Optional` is persistable too.
@@ -145,9 +155,21 @@ extension Optional: _Persistable where Wrapped: _PersistableBase {
 
 /// Whether a dynamically typed value is nil (an empty Optional of any type, or `NSNull`).
 func isNilValue(_ value: Any) -> Bool {
-    if value is NSNull { return true }
-    if let optional = value as? any _AnyOptional { return optional._isNil }
-    return false
+    let type = type(of: value)
+    if type is NSNull.Type { return true }
+    // Only an Optional holds nil or wraps an NSNull. `is NSNull` on any other value would first bridge
+    // it to a Foundation object (a String to an NSString, a dictionary to an NSDictionary): far dearer.
+    guard type is any _AnyOptional.Type, let optional = value as? any _AnyOptional else { return false }
+    return optional._isNil || value is NSNull
+}
+
+/// `value as? Object`, without the runtime's attempt to bridge a Swift value (a dictionary, a string, a
+/// number) to a Foundation object first, which costs far more than the check: only an object, or an
+/// Optional or AnyHashable that may wrap one, takes the full cast.
+func objectValue(_ value: Any) -> Object? {
+    let type = type(of: value)
+    guard type is Object.Type || type is any _AnyOptional.Type || type == AnyHashable.self else { return nil }
+    return value as? Object
 }
 
 protocol _AnyOptional { var _isNil: Bool { get } }

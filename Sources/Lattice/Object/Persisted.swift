@@ -186,9 +186,7 @@ extension Persisted: PersistedField {
     }
 
     static func set(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool {
-        guard let v = Value._latticeCast(value) else { return false }
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.value = v
-        return true
+        Value._latticeAssign(value, to: field)  // `value` is the field's first (see `columnOffset`)
     }
 
     static func releaseUnmanagedValue(at field: UnsafeMutableRawPointer) {
