@@ -54,7 +54,7 @@ extension Lattice {
                 let oldKey = old.withBytes { RecordView($0)?.payload(p.column).flatMap(linkedKey) }
                 let embedded = p.target?.schema.isEmbedded == true
                 var newKey: Int64?
-                if let target = unwrapAny(value) as? Object {
+                if let target = objectValue(unwrapAny(value)) {
                     // An embedded object updated in place stays in its slot; anything else is linked (added when new).
                     newKey = embedded && target._lattice != nil && target._key == oldKey ? oldKey : try linkTarget(target)
                 } else if !isNilValue(value) {

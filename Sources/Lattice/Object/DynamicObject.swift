@@ -81,7 +81,7 @@ public final class DynamicObject: Object {
         case .map?: linked = Lattice.entries(of: value).map { Array($0.values) } ?? []
         }
         for element in linked where !isNilValue(element) {
-            guard let object = unwrapAny(element) as? Object, object.objectSchema.className == target.name else { throw wrong() }
+            guard let object = objectValue(unwrapAny(element)), object.objectSchema.className == target.name else { throw wrong() }
         }
     }
 

@@ -286,7 +286,7 @@ open class Object: CustomStringConvertible, Hashable {
 
     private static func render(_ value: Any?, depth: Int) -> String {
         guard let value else { return "nil" }
-        if let object = value as? Object { return object.describe(depth: depth) }
+        if let object = objectValue(value) { return object.describe(depth: depth) }
         if let collection = value as? any LatticeCollection {
             let elements = Array(collection.anyElements.prefix(10)).map { render($0, depth: depth) }
             let more = collection.count > 10 ? ", ... \(collection.count - 10) more" : ""

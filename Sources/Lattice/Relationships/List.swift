@@ -198,9 +198,9 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// The first position of `element`: the same stored object for objects, an equal value for values.
     public func index(of element: Element) -> Int? {
         var needle: [UInt8] = []
-        if let object = element as? Object {
+        if let object = objectValue(element) {
             guard object._lattice != nil || managed == nil else { return nil }
-            if managed == nil { return values.firstIndex { ($0 as? Object) === object } }
+            if managed == nil { return values.firstIndex { objectValue($0) === object } }
         }
         element._latticeEncode(into: &needle)
         if let managed {

@@ -84,7 +84,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     /// Whether `element` is in the set.
     public func contains(_ element: Element) -> Bool {
         guard let managed else { return values.contains(element) }
-        if let object = element as? Object, object._lattice == nil { return false }
+        if let object = objectValue(element), object._lattice == nil { return false }
         var payload: [UInt8] = []
         element._latticeEncode(into: &payload)
         return managed.read { try store($0, $1).contains(elementKey: MutableSet.elementKey(payload)) }
@@ -105,7 +105,7 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     /// Removes `element` if present (an object is not deleted).
     public func remove(_ element: Element) {
         guard let managed else { values.removeAll { $0 == element }; return }
-        if let object = element as? Object, object._lattice == nil { return }
+        if let object = objectValue(element), object._lattice == nil { return }
         managed.mutate { lattice, owner in
             var payload: [UInt8] = []
             element._latticeEncode(into: &payload)
