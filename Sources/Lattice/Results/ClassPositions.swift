@@ -43,7 +43,7 @@ final class ClassPositions {
     /// The object at `position` (an instance of `type`) and its key; nil when the position is past the end
     /// or too far from both ends (the caller then reads every key).
     func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
-                         _ current: ResultsKeyCache.KeyStamp) throws -> (Object?, Int64)? {
+                _ current: ResultsKeyCache.KeyStamp) throws -> (Object?, Int64)? {
         if stamp != current {
             (front, back, upward, downward) = ([], [], nil, nil)
             count = try lattice.readTransaction().count(info.objectsTable)
