@@ -40,13 +40,14 @@ final class ClassPositions {
     /// Every key of the class in order, once the two ends met.
     var completeKeys: [Int64] { front + back.reversed() }
 
-    /// The object at `position` (an instance of `type`) and its key; nil when the position is past the end
-    /// or too far from both ends (the caller then reads every key).
+    /// The object at `position` (an instance of `type`) and its key, read through `txn` (the handle's
+    /// current one); nil when the position is past the end or too far from both ends (the caller then
+    /// reads every key).
     func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
-                _ current: ResultsKeyCache.KeyStamp) throws -> (Object?, Int64)? {
+                _ current: ResultsKeyCache.KeyStamp, _ txn: Transaction) throws -> (Object?, Int64)? {
         if stamp != current {
             (front, back, upward, downward) = ([], [], nil, nil)
-            count = try lattice.readTransaction().count(info.objectsTable)
+            count = try txn.count(info.objectsTable)
             stamp = current
         }
         guard position >= 0, position < count else { return nil }
@@ -74,12 +75,12 @@ final class ClassPositions {
         }
         // A jump near an end: read the keys up to it (at least twice as many as known), then the object alone.
         if position < Self.jumpLimit {
-            try readKeys(upward: true, to: position, lattice, info)
+            try readKeys(upward: true, to: position, info, txn)
             guard position < front.count else { return nil }
             return (lattice.materializeReading(type, info, key: front[position]), front[position])
         }
         if fromEnd < Self.jumpLimit {
-            try readKeys(upward: false, to: fromEnd, lattice, info)
+            try readKeys(upward: false, to: fromEnd, info, txn)
             guard fromEnd < back.count else { return nil }
             return (lattice.materializeReading(type, info, key: back[fromEnd]), back[fromEnd])
         }
@@ -103,13 +104,13 @@ final class ClassPositions {
 
     /// Extends `front` (or `back`) by a walk of keys alone until it holds the position `index` from its end,
     /// and at least twice as many keys as before; the walk from that end starts again after them.
-    private func readKeys(upward up: Bool, to index: Int, _ lattice: Lattice, _ info: ClassInfo) throws {
+    private func readKeys(upward up: Bool, to index: Int, _ info: ClassInfo, _ txn: Transaction) throws {
         let known = front.count + back.count
         let wanted = Swift.min(Swift.max(index + 1, (up ? front.count : back.count) * 2, Self.walkAhead),
                                (up ? front.count : back.count) + count - known)
         var keys = up ? front : back
         if up { front = [] } else { back = [] }  // extended uniquely
-        try lattice.readTransaction().withCursor(info.objectsTable) { cursor in
+        try txn.withCursor(info.objectsTable) { cursor in
             let walk = ResultsWalk(snapshot: nil, lastKey: .max, downward: !up, after: keys.last)
             var entry = try up ? walk.entry(after: &cursor) : walk.entry(before: &cursor)
             while let e = entry, keys.count < wanted {

@@ -301,15 +301,12 @@ final class ResultsKeyCache {
             if wholeClass {
                 let current = currentStamp(lattice, info)
                 if stamp != current {
-                    let found: (Object?, Int64)?
-                    do {
-                        let positions = classPositions ?? ClassPositions()
-                        classPositions = positions
-                        found = try positions.object(at: position, lattice: lattice, info: info, type: type, current)
-                    } catch {
-                        fatalError(Lattice.stopMessage("reading the objects of '\(info.name)'", path: lattice.env.path, error))
+                    let positions = classPositions ?? ClassPositions()
+                    classPositions = positions
+                    let found = lattice.reading("the objects of '\(info.name)'") { txn in
+                        try positions.object(at: position, lattice: lattice, info: info, type: type, current, txn)
                     }
-                    if let positions = classPositions, positions.isComplete {
+                    if positions.isComplete {
                         // Both ends met: every key is known; later reads use them.
                         adopt(positions.completeKeys, lattice, info)
                         classPositions = nil
