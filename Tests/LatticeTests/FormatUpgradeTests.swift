@@ -77,10 +77,10 @@ final class FormatUpgradeTests: XCTestCase {
 
     // MARK: Upgrading format 2
 
-    /// A copy of the format-2 fixture in a temporary file.
-    private func fixtureCopy() throws -> TempDatabase {
+    /// A copy of a fixture (`format2` or `format4`) in a temporary file.
+    private func fixtureCopy(_ name: String = "format2") throws -> TempDatabase {
         let db = makeTempDatabase("upgrade")
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/format2.lattice")
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name).lattice")
         try FileManager.default.copyItem(at: fixture, to: db.url)
         return db
     }
@@ -107,8 +107,9 @@ final class FormatUpgradeTests: XCTestCase {
             XCTAssertEqual(lattice.verify(), [])
             try assertFixtureContent(lattice)
         }
-        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), RawLMDB.sealed(key: "format", [4, 0, 0, 0]))
-        XCTAssertEqual(try backlinkKeySizes(db), [12], "format 4 keys backlinks by target and link property")
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), RawLMDB.sealed(key: "format", [6, 0, 0, 0]))
+        XCTAssertEqual(try backlinkKeySizes(db), [12], "format 4 and later key backlinks by target and link property")
+        try assertPacked(db)
 
         // Read from disk again by a fresh handle, changed, and read again: counts follow the links.
         do {
@@ -135,6 +136,24 @@ final class FormatUpgradeTests: XCTestCase {
         XCTAssertEqual(dog0.walkers.filter { $0.id == 5 }.count, 3)
         XCTAssertEqual(dog0.fans.count, 6)
         XCTAssertEqual(reopened.verify(), [])
+    }
+
+    /// The object tables of `db` hold runs (file format 6): fewer LMDB entries than records, the count
+    /// entry first, and every record whole with its checksum.
+    private func assertPacked(_ db: TempDatabase, file: StaticString = #filePath, line: UInt = #line) throws {
+        try RawLMDB.withWrite(db.path) { txn in
+            for (name, count) in [("o:UpgradeDog", 299), ("o:UpgradePerson", 39), ("o:UpgradeAddress", 39)] {
+                let entries = try RawLMDB.entries(txn, database: name)
+                XCTAssertEqual(entries.first?.key, Runs.countKey, name, file: file, line: line)
+                XCTAssertLessThan(entries.count, count / 2, "\(name): several records per entry", file: file, line: line)
+                let records = try RawLMDB.records(txn, database: name)
+                XCTAssertEqual(records.count, count, name, file: file, line: line)
+                for record in records {
+                    let opened = record.key.withUnsafeBytes { k in record.value.withUnsafeBytes { Checksum.open(key: k, sealed: $0) != nil } }
+                    XCTAssertTrue(opened, "\(name): a record fails its checksum", file: file, line: line)
+                }
+            }
+        }
     }
 
     /// What `testWriteFixture` wrote.
@@ -168,6 +187,55 @@ final class FormatUpgradeTests: XCTestCase {
         XCTAssertEqual(dog0.fans.count, 7)
         XCTAssertEqual(try dog(1).walkers.count, 0)
         XCTAssertEqual(try dog(2).walkers.map(\.id), [2])
+    }
+
+    // MARK: Upgrading format 4
+
+    /// Format 4 (one record per LMDB entry, written by the code of commit a459a36, the last that wrote
+    /// it) is packed on the first read-write open: every object, link, collection, backlink and index
+    /// reads the same, in a file read again from disk, and stays writable.
+    func testAFormatFourFileIsPackedOnOpenWithNothingLost() throws {
+        let db = try fixtureCopy("format4")
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), RawLMDB.sealed(key: "format", [4, 0, 0, 0]))
+        try RawLMDB.withWrite(db.path) { txn in
+            XCTAssertEqual(try RawLMDB.entries(txn, database: "o:UpgradeDog").count, 299, "format 4: one entry per record")
+        }
+        assertLatticeError(try open(db, readOnly: true),
+                           .readOnly(path: try storagePath(of: db),
+                                     operation: "upgrading it from file format 4 (open it read-write once with this version)"))
+        do {
+            let lattice = try open(db)
+            XCTAssertEqual(lattice.verify(), [])
+            try assertFixtureContent(lattice)
+        }
+        XCTAssertEqual(try RawLMDB.get(db.path, database: "meta", key: "format"), RawLMDB.sealed(key: "format", [6, 0, 0, 0]))
+        try assertPacked(db)
+
+        do {
+            let reopened = try open(db, readOnly: true)
+            try assertFixtureContent(reopened)
+            XCTAssertEqual(try reopened.objects(UpgradeDog.self).filter("age == 5").count, 18, "the index reads the same")
+            XCTAssertEqual(reopened.verify(), [])
+        }
+        // Written after the upgrade: objects added, changed and deleted, in a file read from disk again.
+        do {
+            let lattice = try open(db)
+            try lattice.write {
+                for i in 300..<400 {
+                    let dog = UpgradeDog()
+                    dog.name = "dog \(i)"
+                    dog.age = 5
+                    try lattice.add(dog)
+                }
+                try lattice.delete(try lattice.objects(UpgradeDog.self).filter("name == 'dog 7'"))
+                try XCTUnwrap(lattice.objects(UpgradeDog.self).first { $0.name == "dog 8" }).name = "renamed"
+            }
+        }
+        let final = try open(db)
+        XCTAssertEqual(final.objects(UpgradeDog.self).count, 299 + 100 - 1)
+        XCTAssertEqual(try final.objects(UpgradeDog.self).filter("age == 5").count, 18 + 100)
+        XCTAssertEqual(try final.objects(UpgradeDog.self).filter("name == 'renamed'").count, 1)
+        XCTAssertEqual(final.verify(), [])
     }
 
     func testAReadOnlyOpenOfAFormatTwoFileFailsAndLeavesIt() throws {

@@ -42,10 +42,12 @@ final class IntegrityTests: XCTestCase {
             try lattice.write {
                 for i in 0..<30 { try lattice.create(FreedTailNote.self, value: ["id": i, "text": "note \(i)"]) }
             }
+            // Pages the transaction adds at the end of the file (a value on overflow pages) and frees again
+            // before it commits.
             try lattice.write {
-                for i in 30..<2_030 { try lattice.create(FreedTailNote.self, value: ["id": i, "text": long + "\(i)"]) }
+                try lattice.create(FreedTailNote.self, value: ["id": 30, "text": String(repeating: long, count: 2_000)])
+                try lattice.delete(try lattice.objects(FreedTailNote.self).filter("text BEGINSWITH 'xxx'"))
             }
-            try lattice.write { try lattice.delete(try lattice.objects(FreedTailNote.self).filter("text BEGINSWITH 'xxx'")) }
         }
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: db.path)[.size] as? Int)
         // The scenario this test is about: the meta page names pages past the end of the file.
@@ -219,7 +221,7 @@ final class IntegrityTests: XCTestCase {
         let before = try ChildRun(["damage-list", db.path, "3"])
         XCTAssertEqual(before.stdout, "pet-3\npet-2\npet-1\n", "\(before)")
         // Remove pet-2's record behind Lattice's back: the list still names it.
-        try RawLMDB.withWrite(db.path) { txn in try RawLMDB.delete(txn, database: "o:DamagePet", key: objectKey(3)) }
+        try RawLMDB.withWrite(db.path) { txn in try RawLMDB.deleteRecord(txn, database: "o:DamagePet", key: objectKey(3)) }
         let run = try ChildRun(["damage-list", db.path, "3"])
         XCTAssertTrue(run.crashed, "\(run)")
         XCTAssertEqual(run.stdout, "pet-3\n", "the objects before it are read")
@@ -377,6 +379,10 @@ final class IntegrityTests: XCTestCase {
     /// Turns the file into what format 1 wrote: the same values without their checksums, backlinks by target.
     private func convertToFormatOne(_ path: String) throws {
         try RawLMDB.withWrite(path) { txn in
+            // Object tables one record per entry, as formats before 6 store them.
+            for name in try RawLMDB.databaseNames(txn) where SealedTables().packs(name) {
+                try RawLMDB.store(txn, database: name, records: try RawLMDB.records(txn, database: name), unpacked: true)
+            }
             for name in try RawLMDB.databaseNames(txn) where SealedTables().seals(name) {
                 for (key, value) in try RawLMDB.entries(txn, database: name) {
                     try RawLMDB.put(txn, database: name, key: key, value: Array(value.dropLast(4)), dupSort: false)
@@ -585,6 +591,53 @@ extension RawLMDB {
         var found: [UInt8]?
         try withWrite(path) { txn in found = try entries(txn, database: database).first { $0.key == key }?.value }
         return found
+    }
+
+    /// The records of a packed object table (file format 6, see `Runs`) as format 4 stores them: each with
+    /// its checksum under its 8-byte key.
+    static func records(_ txn: OpaquePointer?, database: String) throws -> [(key: [UInt8], value: [UInt8])] {
+        var out: [(key: [UInt8], value: [UInt8])] = []
+        for (key, run) in try entries(txn, database: database) where key.count == 8 {
+            run.withUnsafeBytes { bytes in
+                var scanner = RunScanner(bytes, key: key.withUnsafeBytes { Runs.number($0) })
+                while let e = scanner.next() {
+                    out.append((Runs.withKey(e.key) { Array($0) }, Array(e.sealed(in: bytes))))
+                }
+            }
+        }
+        return out
+    }
+
+    /// Rewrites a packed object table with `records` (format 4's form, as `records` returns them):
+    /// packed into runs again (with their count) or, `unpacked`, one per entry as format 4 stores them.
+    static func store(_ txn: OpaquePointer?, database: String, records: [(key: [UInt8], value: [UInt8])], unpacked: Bool = false) throws {
+        for (key, _) in try entries(txn, database: database) { try delete(txn, database: database, key: key) }
+        if unpacked {
+            for record in records { try put(txn, database: database, key: record.key, value: record.value, dupSort: false) }
+            return
+        }
+        var run = RunWriter()
+        func flush() throws {
+            guard run.count > 0 else { return }
+            try put(txn, database: database, key: Runs.withKey(run.firstKey) { Array($0) }, value: run.bytes, dupSort: false)
+            run.reset()
+        }
+        for record in records {
+            let number = record.key.withUnsafeBytes { Runs.number($0) }
+            if run.size(adding: number, valueCount: record.value.count - 4) > Runs.budget(pageSize: 4096) { try flush() }
+            record.value.withUnsafeBytes { run.append(key: number, value: UnsafeRawBufferPointer(rebasing: $0.dropLast(4))) }
+        }
+        try flush()
+        if !records.isEmpty {
+            let count = withUnsafeBytes(of: Int64(records.count).littleEndian) { Array($0) }
+            try put(txn, database: database, key: Runs.countKey,
+                    value: Runs.countKey.withUnsafeBytes { k in count.withUnsafeBytes { Checksum.sealed(key: k, value: $0) } }, dupSort: false)
+        }
+    }
+
+    /// Deletes a record from a packed object table behind Lattice's back.
+    static func deleteRecord(_ txn: OpaquePointer?, database: String, key: [UInt8]) throws {
+        try store(txn, database: database, records: try records(txn, database: database).filter { $0.key != key })
     }
 
     /// Adds a value (a duplicate, with `dupSort`).

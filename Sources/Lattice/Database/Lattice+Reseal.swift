@@ -19,7 +19,7 @@ extension Lattice {
         do {
             try copy.writerLock.lock()
             defer { copy.writerLock.unlock() }
-            if let key { copy.seals.enable(FileCipher(key: key, salt: FileCipher.newSalt())) } else { copy.seals.enable(true) }
+            if let key { copy.seals.enable(FileCipher(key: key, salt: FileCipher.newSalt())) } else { copy.seals.enable(true, packed: true) }
             let names = try env.tableNames().filter { $0 != FileLayout.changes }
             let specs = names.map { (name: $0, dupSort: FileLayout.isDupSort($0)) }
             let sources = try env.openTables(specs, create: false)

@@ -368,7 +368,7 @@ public final class Lattice {
                 if let key = configuration.encryptionKey {
                     env.seals.enable(FileCipher(key: key, salt: FileCipher.newSalt()))
                 } else {
-                    env.seals.enable(true)
+                    env.seals.enable(true, packed: true)
                 }
             }
             let tables = try env.openTables(databases, create: true)
@@ -418,7 +418,8 @@ public final class Lattice {
             if try txn.count(meta) == 0 { return .none }
             let format = try Array(FileLayout.formatKey.utf8).withUnsafeBytes { k in
                 try txn.get(meta, k) { try $0.map {
-                    try FileCheck.storedFormat($0, key: k, sealed: FileLayout.isSealed, encrypted: FileLayout.encryptedFormat, env)
+                    try FileCheck.storedFormat($0, key: k, sealed: FileLayout.isSealed, packed: FileLayout.isPacked,
+                                               encrypted: FileLayout.encryptedFormat, env)
                 } }
             }
             if format == FileLayout.encryptedFormat {
@@ -431,7 +432,7 @@ public final class Lattice {
                         try FileCheck.unlock(keyCheck: value, entryKey: k, key: key, env)
                     }
                 }
-            } else if let format, format <= FileLayout.formatVersion, key != nil {
+            } else if format != nil, key != nil {
                 throw LatticeError.notEncrypted(path: env.path)
             }
             return format

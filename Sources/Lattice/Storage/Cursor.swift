@@ -22,6 +22,8 @@ struct Cursor {
     let cipher: TableCipher?
     /// Where decrypted values live until the cursor closes (with `cipher`).
     let arena: ValueArena?
+    /// For a packed table (see `Runs`): the state its moves go through, entry by entry.
+    let runs: RunCursor?
 
     typealias Entry = (key: Bytes, value: Bytes)
 
@@ -29,6 +31,7 @@ struct Cursor {
     // cold paths are out of line).
     @inline(__always)
     private mutating func move(_ op: MDB_cursor_op, key: Bytes? = nil) throws -> Entry? {
+        if let runs { return try runs.move(op, key) }
         var k = key.map(mdbVal) ?? MDB_val()
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
@@ -89,6 +92,7 @@ struct Cursor {
 
     /// In a sorted-duplicates table: the first duplicate of `key` that is at least `value`, or nil.
     mutating func seek(key: Bytes, atLeastValue value: Bytes) throws -> Entry? {
+        if runs != nil { return nil }  // a packed table has no duplicates
         var k = mdbVal(key)
         var v = mdbVal(value)
         let rc = mdb_cursor_get(handle, &k, &v, MDB_GET_BOTH_RANGE)
@@ -99,6 +103,7 @@ struct Cursor {
 
     /// The key at the cursor, read without its value (for listing damage: the value may fail its checksum).
     func currentKey() -> [UInt8]? {
+        if let runs { return runs.currentKey() }
         var k = MDB_val()
         var v = MDB_val()
         guard mdb_cursor_get(handle, &k, &v, MDB_GET_CURRENT) == 0 else { return nil }
@@ -108,6 +113,7 @@ struct Cursor {
 
     /// Number of duplicates at the current key.
     func duplicateCount() throws -> Int {
+        if runs != nil { return 1 }
         var n: Int = 0
         try env.check(mdb_cursor_count(handle, &n))
         return n

@@ -115,7 +115,7 @@ enum FileCheck {
     /// of encrypted files: it is always checksummed, and turns nothing on (the caller checks the key and
     /// turns encryption on).
     static func storedFormat(_ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, sealed: (UInt32) -> Bool,
-                             encrypted: UInt32, _ env: Environment) throws -> UInt32 {
+                             packed: (UInt32) -> Bool, encrypted: UInt32, _ env: Environment) throws -> UInt32 {
         let damaged = LatticeError.corruptFile(path: env.path, reason: "its format version ('\(String(decoding: key, as: UTF8.self))') is damaged.")
         func number(_ bytes: UnsafeRawBufferPointer) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)) }
         // Decided by the length alone: a transaction that began after another handle of the process turned
@@ -125,12 +125,12 @@ enum FileCheck {
             let format = number(value)
             if env.seals.isEnabled { return format }
             guard !sealed(format), format != encrypted else { throw damaged }  // a sealed format always seals it
-            env.seals.enable(false)
+            env.seals.enable(false, packed: false)
             return format
         case 4 + Checksum.size:
             guard let opened = Checksum.open(key: key, sealed: value) else { throw damaged }
             let format = number(opened)
-            if format != encrypted { env.seals.enable(sealed(format)) }
+            if format != encrypted { env.seals.enable(sealed(format), packed: packed(format)) }
             return format
         default:
             throw damaged
@@ -276,6 +276,8 @@ protocol SealPolicy: Sendable {
     /// Whether the keys of table `name` hold values (index keys, set elements, map keys), which an
     /// encrypted file stores as keyed hashes.
     func hashesKeys(_ name: String) -> Bool
+    /// Whether table `name` is packed (see `Runs`) in a file of a packed format.
+    func packs(_ name: String) -> Bool
     /// A key of table `name` as messages name it.
     func describe(key: UnsafeRawBufferPointer, in name: String) -> String
 }
@@ -290,6 +292,10 @@ final class Seals: Sendable {
     private struct State {
         /// By table id: whether its values are sealed. Empty for an unsealed file.
         var sealed: [Bool] = []
+        /// By table id: whether it is packed (see `Runs`). Empty for a file of an unpacked format.
+        var packed: [Bool] = []
+        /// Whether the file's format packs tables.
+        var packing = false
         /// By table id, in an encrypted file: the sealed tables' ciphers. Empty otherwise.
         var ciphers: [TableCipher?] = []
         /// By table id, in an encrypted file: the keyed hashes of tables whose keys hold values.
@@ -303,6 +309,13 @@ final class Seals: Sendable {
             let i = Int(id)
             if sealed.count <= i { sealed.append(contentsOf: repeatElement(false, count: i + 1 - sealed.count)) }
             sealed[i] = on
+        }
+
+        mutating func markPacked(_ id: UInt32, _ name: String, _ policy: (any SealPolicy)?) {
+            guard packing, let policy else { return }
+            let i = Int(id)
+            if packed.count <= i { packed.append(contentsOf: repeatElement(false, count: i + 1 - packed.count)) }
+            packed[i] = policy.packs(name)
         }
 
         mutating func encrypt(_ id: UInt32, _ name: String, _ policy: (any SealPolicy)?) {
@@ -322,11 +335,16 @@ final class Seals: Sendable {
 
     private func seals(_ name: String) -> Bool { policy?.seals(name) ?? false }
 
-    /// Turns sealing on (formats 2 and 4) or off (formats 1 and 3) for the whole file, unencrypted.
-    func enable(_ on: Bool) {
+    /// Turns sealing on (formats 2, 4 and 6) or off (formats 1 and 3) for the whole file, unencrypted,
+    /// with its tables packed (format 6) or not.
+    func enable(_ on: Bool, packed: Bool) {
         state.withLock { state in
             reset(&state, enabled: on, cipher: nil)
-            if on { for (id, name) in state.names { state.mark(id, seals(name)) } }
+            state.packing = on && packed
+            for (id, name) in state.names {
+                if on { state.mark(id, seals(name)) }
+                state.markPacked(id, name, policy)
+            }
         }
     }
 
@@ -350,6 +368,8 @@ final class Seals: Sendable {
         state.sealed = []
         state.ciphers = []
         state.hashers = [:]
+        state.packed = []
+        state.packing = false
     }
 
     /// Records opened tables.
@@ -359,6 +379,7 @@ final class Seals: Sendable {
                 state.names[table.id] = name
                 if state.enabled { state.mark(table.id, seals(name)) }
                 state.encrypt(table.id, name, policy)
+                state.markPacked(table.id, name, policy)
             }
         }
     }
@@ -369,11 +390,14 @@ final class Seals: Sendable {
     /// The keys of the file when it is encrypted (and a handle has opened it with its key).
     var cipher: FileCipher? { state.withLock { $0.cipher } }
 
-    /// Whether the file seals its values, which table ids are sealed now, and their ciphers when the file
-    /// is encrypted (a transaction takes it when it begins).
-    var current: (enabled: Bool, sealed: [Bool], ciphers: [TableCipher?]) {
-        state.withLock { ($0.enabled, $0.sealed, $0.ciphers) }
+    /// Whether the file seals its values, which table ids are sealed now, their ciphers when the file is
+    /// encrypted, and which are packed (a transaction takes it when it begins).
+    var current: (enabled: Bool, sealed: [Bool], ciphers: [TableCipher?], packed: [Bool]) {
+        state.withLock { ($0.enabled, $0.sealed, $0.ciphers, $0.packed) }
     }
+
+    /// Whether the file's format packs tables (see `Runs`).
+    var isPacking: Bool { state.withLock { $0.packing } }
 
     /// The keyed hash of `table`'s keys in an encrypted file; nil when its keys are stored as they are.
     func hasher(_ table: Table) -> KeyHasher? {

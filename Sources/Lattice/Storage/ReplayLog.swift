@@ -61,7 +61,7 @@ final class ReplayLog {
 
     /// Passes every entry in order to `body` (`op`, `dbi`, `flags`, key, value), stopping at the first
     /// non-zero result, which it returns.
-    func forEach(_ body: (UInt8, MDB_dbi, UInt32, inout MDB_val, inout MDB_val) -> Int32) -> Int32 {
+    func forEach(_ body: (UInt8, MDB_dbi, UInt32, inout MDB_val, inout MDB_val) throws -> Int32) rethrows -> Int32 {
         guard let base else { return 0 }
         var at = 0
         while at < count {
@@ -70,7 +70,7 @@ final class ReplayLog {
             let valueCount = Int(entry.loadUnaligned(fromByteOffset: 13, as: UInt32.self))
             var k = MDB_val(mv_size: keyCount, mv_data: entry + ReplayLog.headerSize)
             var v = MDB_val(mv_size: valueCount, mv_data: entry + ReplayLog.headerSize + keyCount)
-            let rc = body(entry.load(as: UInt8.self), MDB_dbi(entry.loadUnaligned(fromByteOffset: 1, as: UInt32.self)),
+            let rc = try body(entry.load(as: UInt8.self), MDB_dbi(entry.loadUnaligned(fromByteOffset: 1, as: UInt32.self)),
                           entry.loadUnaligned(fromByteOffset: 5, as: UInt32.self), &k, &v)
             if rc != 0 { return rc }
             at += ReplayLog.headerSize + keyCount + valueCount

@@ -53,9 +53,17 @@ final class Transaction {
     private var sealBuffer: UnsafeMutableRawPointer?
     private var sealCapacity = 0
     /// The page size, for `ValueBounds` (0 for the write transaction, whose new pages are not in the map).
-    private let pageSize: Int
+    let pageSize: Int
+    /// By table id, whether the table is packed (`Runs`), taken with `sealed`.
+    private var packed: [Bool] = []
+    /// The largest run of a packed table (`Runs.budget`).
+    let budget: Int
+    /// A write transaction's entries of packed tables not yet in LMDB (nil for a read transaction).
+    let runWrites: RunWrites?
 
-    private enum LogOp: UInt8 { case put, delete, deleteDup, drop }
+    /// Operations of the replay log: LMDB's own, and those of packed tables, which are replayed through
+    /// `runPut`, `runDelete` and `runDrop` (the LMDB writes they make depend on what the transaction holds).
+    private enum LogOp: UInt8 { case put, delete, deleteDup, drop, runPut, runDelete, runDrop }
 
     /// Set when the snapshot is shared with frozen handles (see `SharedSnapshots`): every read then
     /// holds it, so that calls from several threads never overlap.
@@ -68,6 +76,8 @@ final class Transaction {
         owner = pthread_self()
         residentPages = ResidentPages(env: env)
         pageSize = ValueBounds.pageSize(env)
+        budget = Runs.budget(pageSize: pageSize)
+        runWrites = nil
         try renew()
         reset()
     }
@@ -79,6 +89,8 @@ final class Transaction {
         owner = pthread_self()
         residentPages = nil
         pageSize = 0
+        budget = Runs.budget(pageSize: ValueBounds.pageSize(env))
+        runWrites = RunWrites()
         takeSeals()
         guard env.claimWriteTransaction() else { throw LatticeError.alreadyInWriteTransaction }
         ownsWriteClaim = true
@@ -174,6 +186,7 @@ final class Transaction {
 
     @inline(__always)
     private func unsynchronizedGet<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
+        if isPacked(table) { return try runGet(table, key, body) }
         var k = mdbVal(key)
         var v = MDB_val()
         let rc = mdb_get(txn, table.id, &k, &v)
@@ -228,7 +241,22 @@ final class Transaction {
     }
 
     private func takeSeals() {
-        (fileSealed, sealed, ciphers) = env.seals.current
+        (fileSealed, sealed, ciphers, packed) = env.seals.current
+    }
+
+    /// Whether `table` is packed (see `Runs`) in this transaction.
+    @inline(__always)
+    func isPacked(_ table: Table) -> Bool {
+        let i = Int(table.id)
+        if i < packed.count { return packed[i] }
+        return fileSealed && packedLate(i)
+    }
+
+    /// `isPacked` of a table opened after the transaction began.
+    @inline(never)
+    private func packedLate(_ i: Int) -> Bool {
+        takeSeals()
+        return i < packed.count && packed[i]
     }
 
     /// In an encrypted file, the keyed hash of `table`'s keys (index keys, set elements, map keys); nil
@@ -247,6 +275,7 @@ final class Transaction {
     }
 
     private func unsynchronizedCount(_ table: Table) throws -> Int {
+        if isPacked(table) { return try runCount(table) }
         var stat = MDB_stat()
         try env.check(mdb_stat(txn, table.id, &stat))
         return stat.ms_entries
@@ -266,13 +295,17 @@ final class Transaction {
     }
 
     private func unsynchronizedCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
+        let packed = isPacked(table)
+        // A walk of a packed table sees the entries the transaction holds (no write while it is open).
+        if packed && isWrite { try storingPending { try storeTail(table) } }
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
         defer { mdb_cursor_close(cursor) }
         let sealed = isSealed(table)
         let cipher = sealed ? cipher(table) : nil
+        let runs = packed ? RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: residentPages) : nil
         var c = Cursor(handle: cursor, env: env, residentPages: residentPages, table: table, sealed: sealed, pageSize: pageSize,
-                       cipher: cipher, arena: cipher.map { _ in ValueArena() })
+                       cipher: cipher, arena: cipher.map { _ in ValueArena() }, runs: runs)
         return try body(&c)
     }
 
@@ -291,6 +324,10 @@ final class Transaction {
     @discardableResult
     func put(_ table: Table, _ key: Bytes, _ value: Bytes, mode: PutMode = .upsert) throws -> Bool {
         try checkThread("A write")
+        if isPacked(table) {
+            let flags: UInt32 = mode == .insertNew ? 1 : mode == .append ? 2 : 0
+            return try logged(.runPut, table, key, value, flags: flags) { try runPut(table, key, value, mode: mode) }
+        }
         guard isSealed(table) else { return try putValue(table, key, value, mode: mode) }
         if !ciphers.isEmpty, let cipher = cipher(table), !cipher.isPlain(key) {
             return try cipher.seal(key: key, value: value).withUnsafeBytes { try putValue(table, key, $0, mode: mode) }
@@ -307,6 +344,13 @@ final class Transaction {
         guard let buffer = sealBuffer else { throw LatticeError.storage(path: env.path, code: ENOMEM, message: "Out of memory.") }
         Checksum.seal(key: key, value: value, to: buffer)
         return try putValue(table, key, Bytes(start: buffer, count: size), mode: mode)
+    }
+
+    /// Stores `value` under `key` as it is, neither sealed nor packed (a run, or a packed table's count,
+    /// written by a format upgrade before the table is packed).
+    func putStored(_ table: Table, _ key: Bytes, _ value: Bytes) throws {
+        try checkThread("A write")
+        _ = try putValue(table, key, value, mode: .upsert)
     }
 
     /// `put` of a value as it is stored.
@@ -345,6 +389,9 @@ final class Transaction {
     @discardableResult
     func delete(_ table: Table, _ key: Bytes, value: Bytes? = nil) throws -> Bool {
         try checkThread("A write")
+        if isPacked(table) {
+            return try logged(.runDelete, table, key, Bytes(start: nil, count: 0), flags: 0) { try runDelete(table, key) }
+        }
         try reserveLog(key, value ?? Bytes(start: nil, count: 0))
         while true {
             var k = mdbVal(key)
@@ -363,6 +410,9 @@ final class Transaction {
     /// Empties `table`.
     func drop(_ table: Table) throws {
         try checkThread("A write")
+        if isPacked(table) {
+            return try logged(.runDrop, table, Bytes(start: nil, count: 0), Bytes(start: nil, count: 0), flags: 0) { try runDrop(table) }
+        }
         try reserveLog(Bytes(start: nil, count: 0), Bytes(start: nil, count: 0))
         while true {
             let rc = mdb_drop(txn, table.id, 0)
@@ -379,6 +429,7 @@ final class Transaction {
         precondition(isWrite)
         try checkThread("commitWrite()")
         while true {
+            try storingPending { try storeRuns() }
             let rc = mdb_txn_commit(txn)
             if rc == 0 { txn = nil; log.reset(); releaseWriteClaim(); return }
             // A failed commit has freed the transaction.
@@ -415,13 +466,28 @@ final class Transaction {
         }
     }
 
+    /// Runs a write operation of a packed table and logs it once it succeeded; a full map grows, the log
+    /// is replayed, and the operation runs again.
+    private func logged<R>(_ op: LogOp, _ table: Table, _ key: Bytes, _ value: Bytes, flags: UInt32, _ body: () throws -> R) throws -> R {
+        try reserveLog(key, value)
+        while true {
+            do {
+                let result = try body()
+                record(op, table, key, value, flags: flags)
+                return result
+            } catch is MapFull {
+                try growAndReplay()
+            }
+        }
+    }
+
     /// Appends one operation to the log (this runs on every write operation), in room `reserveLog` made.
     @inline(__always)
     private func record(_ op: LogOp, _ table: Table, _ key: Bytes, _ value: Bytes, flags: UInt32) {
         log.append(op.rawValue, table.id, flags, key, value)
     }
 
-    private func growAndReplay() throws {
+    func growAndReplay() throws {
         mdb_txn_abort(txn)
         txn = nil
         try growForReplay()
@@ -443,12 +509,25 @@ final class Transaction {
                 path: env.path, code: MDB_MAP_FULL,
                 message: "another program committed while the map was being grown; the write was rolled back.")
         }
-        let rc: Int32 = log.forEach { op, dbi, flags, k, v in
+        runWrites?.reset()
+        let rc: Int32 = try log.forEach { op, dbi, flags, k, v in
             switch LogOp(rawValue: op) {
             case .put?: return mdb_put(txn, dbi, &k, &v, flags)
             case .delete?: return mdb_del(txn, dbi, &k, nil)
             case .deleteDup?: return mdb_del(txn, dbi, &k, &v)
             case .drop?: return mdb_drop(txn, dbi, 0)
+            case .runPut?, .runDelete?, .runDrop?:
+                let table = Table(id: dbi)
+                do {
+                    switch LogOp(rawValue: op) {
+                    case .runPut?: _ = try runPut(table, bytes(k), bytes(v), mode: flags == 1 ? .insertNew : flags == 2 ? .append : .upsert)
+                    case .runDelete?: _ = try runDelete(table, bytes(k))
+                    default: try runDrop(table)
+                    }
+                    return 0
+                } catch is MapFull {
+                    return MDB_MAP_FULL
+                }
             case nil: return EINVAL
             }
         }

@@ -51,28 +51,35 @@ enum FileLayout {
     /// The case-folded index of an indexed String property: same shape as `index`, keyed by the folded string.
     static func foldedIndex(_ className: String, _ property: String) -> String { "f:\(className).\(property)" }
 
-    /// Current file format version (meta key `format`), written in new files. Each version says whether
-    /// values carry checksums (`SealedTables`) and how backlinks are keyed (`BacklinkTable`):
+    /// Current file format version (meta key `format`), written in new plaintext files. Each version
+    /// says whether values carry checksums (`SealedTables`), how backlinks are keyed (`BacklinkTable`) and
+    /// whether object tables are packed (`Runs`):
     ///
-    /// | format | checksums | backlink key |
-    /// | --- | --- | --- |
-    /// | 1 | no | target |
-    /// | 2 | yes | target |
-    /// | 3 | no | target and link property (format 1 upgraded) |
-    /// | 4 | yes | target and link property |
-    /// | 5 | encrypted (`encryptedFormat`) | target and link property |
+    /// | format | checksums | backlink key | object records |
+    /// | --- | --- | --- | --- |
+    /// | 1 | no | target | one per LMDB entry |
+    /// | 2 | yes | target | one per LMDB entry |
+    /// | 3 | no | target and link property (format 1 upgraded) | one per LMDB entry |
+    /// | 4 | yes | target and link property | one per LMDB entry |
+    /// | 5 | encrypted (`encryptedFormat`) | target and link property | one per LMDB entry |
+    /// | 6 | yes | target and link property | packed in runs |
     ///
-    /// Formats 1 and 2 are upgraded on the first read-write open (`FormatUpgrade`).
-    static let formatVersion: UInt32 = 4
+    /// Formats 1, 2 and 4 are upgraded on the first read-write open (`FormatUpgrade`): 1 to 3, 2 to 4 and
+    /// then 6.
+    static let formatVersion: UInt32 = 6
 
     /// Whether a file of `format` seals its values with checksums.
-    static func isSealed(_ format: UInt32) -> Bool { format == 2 || format == 4 }
+    static func isSealed(_ format: UInt32) -> Bool { format == 2 || format == 4 || format == 6 }
 
-    /// The format a file of `format` is upgraded to when opened read-write; nil when it is current.
+    /// Whether a file of `format` packs its object tables (`Runs`).
+    static func isPacked(_ format: UInt32) -> Bool { format == 6 }
+
+    /// The format a file of `format` is upgraded to next when opened read-write; nil when it is current.
     static func upgrade(of format: UInt32) -> UInt32? {
         switch format {
         case 1: return 3
         case 2: return 4
+        case 4: return 6
         default: return nil
         }
     }
@@ -83,7 +90,7 @@ enum FileLayout {
     /// of checksummed and its value-holding keys hashed (see the *Encryption* article).
     static let encryptedFormat: UInt32 = 5
     /// The newest format this version reads.
-    static let newestFormat: UInt32 = 5
+    static let newestFormat: UInt32 = 6
     /// The meta key of an encrypted file's key check (salt and an encrypted constant).
     static let keyCheckKey = "encryption"
 }
@@ -101,6 +108,9 @@ struct SealedTables: SealPolicy {
     func plainKeys(in name: String) -> [[UInt8]] {
         name == FileLayout.meta ? [Array(FileLayout.formatKey.utf8), Array(FileLayout.keyCheckKey.utf8)] : []
     }
+
+    /// Object tables (`o:`) are packed in a file of format 6.
+    func packs(_ name: String) -> Bool { name.hasPrefix("o:") }
 
     /// Index (`i:`, `f:`), set (`s:`) and map (`m:`) keys are values (or map keys) of the objects.
     func hashesKeys(_ name: String) -> Bool {
