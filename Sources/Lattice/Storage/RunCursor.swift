@@ -7,6 +7,10 @@ import Glibc
 /// parsed so far, and the entry the cursor is on. `Cursor` hands its moves over to it, so code above
 /// `Storage` walks a packed table entry by entry, as any other table.
 ///
+/// Runtime exclusivity checks are off for its fields: it belongs to one `Cursor`, used inside one
+/// `Transaction.withCursor` call, and every access is a short read or write that calls out to nothing that
+/// could reach the same field.
+///
 /// Every entry it returns has passed its checksum. Runs are parsed as far as a move needs (a lookup
 /// stops at its key), and the state keeps what is parsed, so a walk in either direction steps through a
 /// run without parsing it again.
@@ -18,12 +22,19 @@ final class RunCursor {
     private let residentPages: ResidentPages?
 
     /// The run the cursor is on (nil: none yet).
-    private var run: UnsafeRawBufferPointer?
-    private var runKey: UInt64 = 0
-    private var scanner = RunScanner(UnsafeRawBufferPointer(start: nil, count: 0), key: 0)
+    @exclusivity(unchecked) private var run: UnsafeRawBufferPointer?
+    @exclusivity(unchecked) private var runKey: UInt64 = 0
+    @exclusivity(unchecked) private var scanner = RunScanner(UnsafeRawBufferPointer(start: nil, count: 0), key: 0)
     /// The run's entries parsed so far, and the one the cursor is on (-1: none).
-    @exclusivity(unchecked) private var entries: [RunEntry] = []
+    /// (A buffer of its own, not an array: appending is the step of every parse.)
+    @exclusivity(unchecked) private var entries: UnsafeMutablePointer<RunEntry>
+    @exclusivity(unchecked) private var parsed = 0
+    @exclusivity(unchecked) private var capacity = 64
     @exclusivity(unchecked) private var index = -1
+    /// Whether the current run failed to parse past `entries` (reported once: moves then go past it).
+    @exclusivity(unchecked) private var damaged = false
+    /// The key of the next run once looked up (see `nextRunKey`).
+    @exclusivity(unchecked) private var nextKey: UInt64??
     /// The key of the entry returned last, big-endian (returned keys point here).
     private let keyBuffer = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
 
@@ -33,10 +44,13 @@ final class RunCursor {
         self.table = table
         self.pageSize = pageSize
         self.residentPages = residentPages
-        entries.reserveCapacity(64)
+        entries = .allocate(capacity: capacity)
     }
 
-    deinit { keyBuffer.deallocate() }
+    deinit {
+        keyBuffer.deallocate()
+        entries.deallocate()
+    }
 
     // MARK: Moves
 
@@ -63,13 +77,13 @@ final class RunCursor {
     func last() throws -> Cursor.Entry? {
         guard try step(MDB_LAST) else { return nil }
         try parseAll()
-        return try entry(entries.count - 1)
+        return try entry(parsed - 1)
     }
 
     @inline(__always)
     func next() throws -> Cursor.Entry? {
         guard run != nil else { return try first() }
-        if try index + 1 < entries.count || parse(upTo: index + 1) { return try entry(index + 1) }
+        if try index + 1 < parsed || parse(upTo: index + 1) { return try entry(index + 1) }
         return try step(MDB_NEXT) ? try entry(0) : nil
     }
 
@@ -78,18 +92,31 @@ final class RunCursor {
         if index > 0 { return try entry(index - 1) }
         guard try step(MDB_PREV) else { return nil }
         try parseAll()
-        return try entry(entries.count - 1)
+        return try entry(parsed - 1)
     }
 
     func current() throws -> Cursor.Entry? {
         index >= 0 ? try entry(index) : nil
     }
 
-    /// The entry under `key`, or nil.
+    /// The entry under `key`, or nil. A key inside the current run (below the next run's key, which is
+    /// looked up once per run) is found from the current entry on, with no search: lookups in increasing
+    /// order, as batched reads of keys make them, parse each run once.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Cursor.Entry? {
-        guard key.count == 8, try floor(key) else { return nil }
+        guard key.count == 8 else { return nil }
         let wanted = Runs.number(key)
         var i = 0
+        if run != nil, wanted >= runKey, !damaged {
+            let next = try nextRunKey()
+            if let next, wanted >= next {
+                if wanted == next, try step(MDB_NEXT) { return try entry(0) }
+                guard try floor(key) else { return nil }
+            } else if index >= 0, index < parsed, entries[index].key <= wanted {
+                i = index
+            }
+        } else {
+            guard try floor(key) else { return nil }
+        }
         while try parse(upTo: i) {
             let found = entries[i].key
             if found == wanted { return try entry(i) }
@@ -99,6 +126,24 @@ final class RunCursor {
         try verifyNeighbours(of: i)
         index = -1
         return nil
+    }
+
+    /// The key of the run after the current one (nil: none), read once per run; the LMDB cursor stays
+    /// on the current run.
+    private func nextRunKey() throws -> UInt64? {
+        if let known = nextKey { return known }
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT)
+        var found: UInt64?
+        if rc == 0 {
+            found = k.mv_size == 8 ? Runs.number(bytes(k)) : nil
+            try env.check(mdb_cursor_get(handle, &k, &v, MDB_PREV))
+        } else if rc != MDB_NOTFOUND {
+            try env.check(rc)
+        }
+        nextKey = .some(found)
+        return found
     }
 
     /// The first entry whose key is at least `key`, or nil.
@@ -120,7 +165,7 @@ final class RunCursor {
             }
             i += 1
         }
-        index = entries.count - 1
+        index = parsed - 1
         return try next()
     }
 
@@ -134,7 +179,7 @@ final class RunCursor {
     /// cursor is on a run it could not parse.
     func currentKey() -> [UInt8]? {
         guard run != nil else { return nil }
-        var number = (index >= 0 && index < entries.count ? entries[index].key : runKey).bigEndian
+        var number = (index >= 0 && index < parsed ? entries[index].key : runKey).bigEndian
         return withUnsafeBytes(of: &number) { Array($0) }
     }
 
@@ -175,25 +220,38 @@ final class RunCursor {
         runKey = Runs.number(bytes(k))
         run = value
         scanner = RunScanner(value, key: runKey)
-        entries.removeAll(keepingCapacity: true)
+        parsed = 0
         index = -1
+        damaged = false
+        nextKey = nil
     }
 
     /// Parses the current run's entries up to entry `i`; false when the run has fewer.
     @inline(__always)
     private func parse(upTo i: Int) throws -> Bool {
-        while entries.count <= i {
+        while parsed <= i {
             guard let e = scanner.next() else {
-                if scanner.malformed { throw Runs.malformed(table, runKey, env) }
+                if scanner.malformed && !damaged {
+                    damaged = true
+                    throw Runs.malformed(table, runKey, env)
+                }
                 return false
             }
-            entries.append(e)
+            if parsed == capacity {
+                let grown = UnsafeMutablePointer<RunEntry>.allocate(capacity: capacity * 2)
+                grown.moveInitialize(from: entries, count: parsed)
+                entries.deallocate()
+                entries = grown
+                capacity *= 2
+            }
+            (entries + parsed).initialize(to: e)
+            parsed += 1
         }
         return true
     }
 
     private func parseAll() throws {
-        while try parse(upTo: entries.count) {}
+        while try parse(upTo: parsed) {}
     }
 
     /// Entry `i` of the current run (parsed), verified; the cursor is on it even when it fails its check,
@@ -224,7 +282,9 @@ extension Runs {
         var k = mdbVal(key)
         var v = MDB_val()
         var rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE)
-        if rc == 0, k.mv_size == 8, let base = key.baseAddress, memcmp(k.mv_data, base, 8) == 0 { return (k, v) }
+        if rc == 0, k.mv_size == 8, let found = k.mv_data, found.loadUnaligned(as: UInt64.self) == key.loadUnaligned(as: UInt64.self) {
+            return (k, v)
+        }
         if rc == 0 {
             rc = mdb_cursor_get(cursor, &k, &v, MDB_PREV)
         } else if rc == MDB_NOTFOUND {

@@ -60,6 +60,14 @@ struct RunEntry {
     /// Offset just past its checksum.
     var end: Int
 
+    /// Offset of its value length (just past its key delta).
+    @inline(__always)
+    func afterDelta(in run: UnsafeRawBufferPointer) -> Int {
+        var at = start
+        while at < value, run[at] >= 0x80 { at += 1 }
+        return at + 1
+    }
+
     /// The value and its checksum, as `Checksum.open` takes them.
     @inline(__always)
     func sealed(in run: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
@@ -76,6 +84,10 @@ struct RunScanner {
     private(set) var malformed = false
     /// Entries read so far.
     private(set) var count = 0
+    /// After `seek`: the key of the entry before the one found (nil: none).
+    private(set) var previousKey: UInt64?
+    /// The key of the last entry read (nil: none yet).
+    var lastKey: UInt64? { count > 0 ? key : nil }
     private var first = true
 
     /// A scan of `run`, stored under the key `key`.
@@ -84,10 +96,70 @@ struct RunScanner {
         self.key = key
     }
 
+    /// The first entry whose key is at least `wanted` (nil: none, or damage: see `malformed`), the scan
+    /// left just past it and `previousKey` set to the key before it (nil: it is the first). A tight loop
+    /// over the usual entries (one-byte delta and length, after a first entry of delta 0), the general
+    /// scan from the first other one.
+    @inline(__always)
+    mutating func seek(_ wanted: UInt64) -> RunEntry? {
+        if let base = run.baseAddress, offset == 0, run.count >= 2, base.load(as: UInt8.self) == 0 {
+            let end = base + run.count
+            var p = base
+            var current = key
+            var delta: UInt8 = 0  // the first entry's
+            while true {
+                let length = p.load(fromByteOffset: 1, as: UInt8.self)
+                let next = p + (2 &+ Int(length & 0x7F) &+ Checksum.size)
+                let sum = current &+ UInt64(delta)
+                if (delta | length) >= 0x80 || next > end || sum < current { break }
+                if sum >= wanted {
+                    previousKey = p == base ? nil : current
+                    let at = p - base
+                    (offset, key, first) = (next - base, sum, false)
+                    count += 1
+                    return RunEntry(key: sum, start: at, value: at &+ 2, end: next - base)
+                }
+                current = sum
+                p = next
+                count += 1
+                if end - p < 2 { break }
+                delta = p.load(as: UInt8.self)
+                if delta == 0 { break }
+            }
+            // The general scan from the entry the loop stopped at.
+            (offset, key, first) = (p - base, current, p == base)
+        }
+        previousKey = first ? nil : key
+        while let e = next() {
+            if e.key >= wanted { return e }
+            previousKey = e.key
+        }
+        return nil
+    }
+
     /// The next entry, or nil at the end (or at damage: see `malformed`).
     @inline(__always)
     mutating func next() -> RunEntry? {
-        guard offset < run.count, !malformed else { return nil }
+        guard offset < run.count, !malformed, let base = run.baseAddress else { return nil }
+        // Most entries: a delta and a length of one byte each.
+        if offset + 2 <= run.count {
+            let delta = base.load(fromByteOffset: offset, as: UInt8.self)
+            let count = Int(base.load(fromByteOffset: offset + 1, as: UInt8.self))
+            if delta | UInt8(truncatingIfNeeded: count) < 0x80, first ? delta == 0 : delta > 0, run.count - offset - 2 >= count + Checksum.size {
+                let start = offset
+                key &+= UInt64(delta)  // below 128: no overflow past keys that fit the run's own
+                if key < UInt64(delta) { return fail() }
+                first = false
+                offset += 2 + count + Checksum.size
+                self.count += 1
+                return RunEntry(key: key, start: start, value: start + 2, end: offset)
+            }
+        }
+        return slowNext()
+    }
+
+    /// `next` for entries with longer varints (or damage).
+    private mutating func slowNext() -> RunEntry? {
         let start = offset
         guard let delta = varint(), let count = varint() else { return fail() }
         if first {
@@ -186,5 +258,40 @@ struct RunWriter {
 
     private mutating func appendVarint(_ value: UInt64) {
         Varint.append(value, to: &bytes)
+    }
+}
+
+/// Edits of a run as bytes: entries before and after the one edited are copied as they are, and only
+/// the key delta of the entry after it is written anew. O(run size) in copies, with no per-entry work.
+enum RunEdit {
+    /// `run` with `value` put under `key` into `out`: replacing entry `at` when `replacing`, otherwise
+    /// inserted before entry `at` (nil: after the last entry). `previous` is the key of the entry
+    /// before the place (nil: none, the new entry comes first).
+    static func put(_ run: UnsafeRawBufferPointer, key: UInt64, value: UnsafeRawBufferPointer, at e: RunEntry?,
+                    previous: UInt64?, replacing: Bool, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[0..<(e?.start ?? run.count)]))
+        Varint.append(previous.map { key &- $0 } ?? 0, to: &out)
+        Varint.append(UInt64(value.count), to: &out)
+        let at = out.count
+        out.append(contentsOf: repeatElement(0, count: value.count + Checksum.size))
+        Runs.withKey(key) { k in out.withUnsafeMutableBytes { Checksum.seal(key: k, value: value, to: $0.baseAddress! + at) } }
+        guard let e else { return }
+        if replacing {
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[e.end...]))
+        } else {
+            Varint.append(e.key &- key, to: &out)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[e.afterDelta(in: run)...]))
+        }
+    }
+
+    /// `run` without entry `e` into `out`; `previous` is the key of the entry before it (nil: it is the
+    /// first), `next` the entry after it.
+    static func remove(_ run: UnsafeRawBufferPointer, _ e: RunEntry, previous: UInt64?, next: RunEntry?, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[0..<e.start]))
+        guard let next else { return }
+        Varint.append(previous.map { next.key &- $0 } ?? 0, to: &out)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[next.afterDelta(in: run)...]))
     }
 }

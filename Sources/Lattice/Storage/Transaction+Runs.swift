@@ -18,19 +18,50 @@ final class RunWrites {
         var stored: Bool
     }
 
-    @exclusivity(unchecked) var tails: [UInt32: Tail] = [:]
+    @exclusivity(unchecked) var tails = ByTable<Tail>()
     /// Entry counts the transaction changed, by table id; stored before the commit.
-    @exclusivity(unchecked) var counts: [UInt32: Int] = [:]
+    @exclusivity(unchecked) var counts = ByTable<Int>()
     /// The largest key of a table when known (nil inside: the table is empty), so that a write below it
     /// does not read the last run to learn it is not an append.
-    @exclusivity(unchecked) var lastKeys: [UInt32: UInt64?] = [:]
+    @exclusivity(unchecked) var lastKeys = ByTable<UInt64?>()
+    /// LMDB cursors of the transaction on packed tables, by table id (LMDB closes them when it ends).
+    @exclusivity(unchecked) var cursors = ByTable<OpaquePointer>()
+    /// Where runs are edited (`RunEdit`).
+    @exclusivity(unchecked) var scratch: [UInt8] = []
 
     /// Forgets everything (the transaction begins again, see `Transaction.restartAndReplay`).
     func reset() {
-        tails = [:]
-        counts = [:]
-        lastKeys = [:]
+        tails = ByTable()
+        counts = ByTable()
+        lastKeys = ByTable()
+        cursors = ByTable()
     }
+}
+
+/// Values by table id, in an array (table ids are small): what a dictionary keyed by id would do
+/// without hashing on every write.
+struct ByTable<Value> {
+    private var values: [Value?] = []
+
+    subscript(id: UInt32) -> Value? {
+        get { Int(id) < values.count ? values[Int(id)] : nil }
+        set {
+            let i = Int(id)
+            if i >= values.count {
+                guard newValue != nil else { return }
+                values.append(contentsOf: repeatElement(nil, count: i + 1 - values.count))
+            }
+            values[i] = newValue
+        }
+    }
+
+    /// Removes the value of `id` and returns it (moved out: not copied).
+    mutating func take(_ id: UInt32) -> Value? {
+        Int(id) < values.count ? values[Int(id)].take() : nil
+    }
+
+    /// The ids that have a value.
+    var ids: [UInt32] { values.indices.filter { values[$0] != nil }.map { UInt32($0) } }
 }
 
 /// A write of a packed table that met a full map: the transaction grows it, replays and tries again.
@@ -39,14 +70,29 @@ struct MapFull: Error {}
 extension Transaction {
     // MARK: Reads
 
-    /// `get` of a packed table: the entry under the 8-byte `key` in the run that would hold it.
+    /// `get` of a packed table: the entry under the 8-byte `key` in the run that would hold it. A read
+    /// transaction keeps one LMDB cursor per packed table for its lookups (`readCursor`).
+    @inline(__always)
     func runGet<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
         guard key.count == 8 else { return try body(nil) }
-        if isWrite { try storingPending { try storeTail(table) } }
-        let found = try withRawCursor(table) { cursor -> Bytes? in
-            try RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: nil).seek(exactly: key)?.value
+        guard isWrite else { return try body(runLookup(try readCursor(table), table, key)) }
+        try storingPending { try storeTail(table) }
+        return try body(withRawCursor(table) { try runLookup($0, table, key) })
+    }
+
+    /// The verified value under `key` in the run that would hold it, or nil.
+    @inline(__always)
+    private func runLookup(_ cursor: OpaquePointer?, _ table: Table, _ key: Bytes) throws -> Bytes? {
+        if let (k, v) = try Runs.floor(cursor, key, env: env, table: table) {
+            try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+            let run = bytes(v)
+            let wanted = Runs.number(key)
+            var scanner = RunScanner(run, key: Runs.number(bytes(k)))
+            if let e = scanner.seek(wanted), e.key == wanted { return try Cursor.opened(table, key, e.sealed(in: run), env) }
+            if scanner.malformed { throw Runs.malformed(table, Runs.number(bytes(k)), env) }
         }
-        return try body(found)
+        // Not there: the entries around where it would be are verified (see `RunCursor.seek(exactly:)`).
+        return try RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: nil).seek(exactly: key)?.value
     }
 
     /// The number of entries of a packed table.
@@ -74,63 +120,53 @@ extension Transaction {
         }
         let number = Runs.number(key)
         if try appendToTail(table, number, value) { return true }
-        // Read phase, cursor closed before any write (see `Transaction`): the run rebuilt in memory.
-        let rebuilt = try withRawCursor(table) { cursor -> (old: UInt64?, run: RunWriter, inserted: Bool)? in
-            var writer = RunWriter(capacity: budget)
-            guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) else {
-                writer.append(key: number, value: value)
-                return (nil, writer, true)
-            }
-            let run = bytes(v)
-            let old = Runs.number(bytes(k))
-            var scanner = RunScanner(run, key: old)
-            var placed = false
-            var replaced = false
-            while let e = scanner.next() {
-                if !placed && e.key >= number {
-                    if e.key == number {
-                        if mode == .insertNew || mode == .append { return nil }
-                        replaced = true
-                    }
-                    writer.append(key: number, value: value)
-                    placed = true
-                    if replaced { continue }  // the old entry is left out
-                }
-                writer.append(e, of: run)
-            }
-            if scanner.malformed { throw Runs.malformed(table, old, env) }
-            if !placed { writer.append(key: number, value: value) }
-            return (old, writer, !replaced)
+        guard let writes = runWrites else { return false }
+        let cursor = try writeCursor(table)
+        guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) else {
+            var run = RunWriter()
+            run.append(key: number, value: value)
+            try store(table, run.bytes, firstKey: number, replacing: nil, cursor)
+            try adjustCount(table, by: 1)
+            return true
         }
-        guard let rebuilt else { return false }
-        try replaceRun(table, old: rebuilt.old, with: rebuilt.run)
-        if rebuilt.inserted { try adjustCount(table, by: 1) }
-        if case let known?? = runWrites?.lastKeys[table.id], number > known { runWrites?.lastKeys[table.id] = .some(number) }
+        // The run rebuilt as bytes (LMDB's copy is read before anything is written).
+        let run = bytes(v)
+        let old = Runs.number(bytes(k))
+        var scanner = RunScanner(run, key: old)
+        let found = scanner.seek(number)
+        if scanner.malformed { throw Runs.malformed(table, old, env) }
+        let previous = found == nil ? scanner.lastKey : scanner.previousKey
+        let replacing = found?.key == number
+        if replacing && (mode == .insertNew || mode == .append) { return false }
+        RunEdit.put(run, key: number, value: value, at: found, previous: previous, replacing: replacing, into: &writes.scratch)
+        try store(table, writes.scratch, firstKey: previous == nil ? number : old, replacing: old, cursor)
+        if !replacing {
+            try adjustCount(table, by: 1)
+            if case let known?? = writes.lastKeys[table.id], number > known { writes.lastKeys[table.id] = .some(number) }
+        }
         return true
     }
 
     /// `delete` of a packed table (logged by the caller); false when `key` has no entry.
     func runDelete(_ table: Table, _ key: Bytes) throws -> Bool {
-        guard key.count == 8 else { return false }
+        guard key.count == 8, let writes = runWrites else { return false }
         try storeTail(table)
         let number = Runs.number(key)
-        let rebuilt = try withRawCursor(table) { cursor -> (old: UInt64, run: RunWriter)? in
-            guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) else { return nil }
-            let run = bytes(v)
-            let old = Runs.number(bytes(k))
-            var scanner = RunScanner(run, key: old)
-            var writer = RunWriter(capacity: run.count)
-            var found = false
-            while let e = scanner.next() {
-                if e.key == number { found = true } else { writer.append(e, of: run) }
-            }
-            if scanner.malformed { throw Runs.malformed(table, old, env) }
-            return found ? (old, writer) : nil
-        }
-        guard let rebuilt else { return false }
-        try replaceRun(table, old: rebuilt.old, with: rebuilt.run)
+        let cursor = try writeCursor(table)
+        guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) else { return false }
+        let run = bytes(v)
+        let old = Runs.number(bytes(k))
+        var scanner = RunScanner(run, key: old)
+        let found = scanner.seek(number)
+        if scanner.malformed { throw Runs.malformed(table, old, env) }
+        guard let found, found.key == number else { return false }
+        let previous = scanner.previousKey
+        let next = scanner.next()
+        if scanner.malformed { throw Runs.malformed(table, old, env) }
+        RunEdit.remove(run, found, previous: previous, next: next, into: &writes.scratch)
+        try store(table, writes.scratch, firstKey: previous == nil ? next?.key : old, replacing: old, cursor)
         try adjustCount(table, by: -1)
-        if case let known?? = runWrites?.lastKeys[table.id], number == known { runWrites?.lastKeys[table.id] = nil }
+        if case let known?? = writes.lastKeys[table.id], number == known { writes.lastKeys[table.id] = nil }
         return true
     }
 
@@ -146,8 +182,9 @@ extension Transaction {
     /// Runs before the commit.
     func storeRuns() throws {
         guard let writes = runWrites else { return }
-        for id in Array(writes.tails.keys) { try storeTail(Table(id: id)) }
-        for (id, count) in writes.counts {
+        for id in writes.tails.ids { try storeTail(Table(id: id)) }
+        for id in writes.counts.ids {
+            guard let count = writes.counts[id] else { continue }
             let table = Table(id: id)
             try Runs.countKey.withUnsafeBytes { k in
                 if count == 0 {
@@ -159,7 +196,7 @@ extension Transaction {
                 }
             }
         }
-        writes.counts = [:]
+        writes.counts = ByTable()
     }
 
     /// Runs a write of pending entries (no operation of its own to log), growing the map and replaying
@@ -176,7 +213,7 @@ extension Transaction {
 
     /// Writes the tail run of `table`, if it has one.
     func storeTail(_ table: Table) throws {
-        guard let tail = runWrites?.tails.removeValue(forKey: table.id) else { return }
+        guard let tail = runWrites?.tails.take(table.id) else { return }
         try Runs.withKey(tail.writer.firstKey) { k in
             try tail.writer.bytes.withUnsafeBytes { v in
                 if try tail.stored || !rawPut(table, k, v, flags: UInt32(MDB_APPEND)) {
@@ -194,7 +231,7 @@ extension Transaction {
     private func appendToTail(_ table: Table, _ number: UInt64, _ value: Bytes) throws -> Bool {
         guard let writes = runWrites else { return false }
         var tail: RunWrites.Tail
-        if let taken = writes.tails.removeValue(forKey: table.id) {
+        if let taken = writes.tails.take(table.id) {
             // Taken out of the dictionary, so that appending does not copy its bytes.
             tail = taken
             guard number > tail.writer.lastKey else {
@@ -264,21 +301,36 @@ extension Transaction {
         return (k, v)
     }
 
-    /// Replaces the run stored under `old` (nil: none) with `run`, split into runs of at most `budget`
-    /// bytes (about equal, so that the next inserts do not split them again) when it is larger.
-    private func replaceRun(_ table: Table, old: UInt64?, with run: RunWriter) throws {
-        if let old, run.count == 0 || run.firstKey != old {
-            _ = try Runs.withKey(old) { try rawDelete(table, $0) }
-        }
-        guard run.count > 0 else { return }
-        let total = run.bytes.count
-        guard total > budget, run.count > 1 else {
-            try Runs.withKey(run.firstKey) { k in try run.bytes.withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
+    /// Stores `run` (first key `firstKey`; nil: it is empty) in place of the run under `replacing` (nil:
+    /// none), on which `cursor` stands: written over it where it was when its key stays and it fits,
+    /// otherwise the old run deleted and `run` written split into runs of at most `budget` bytes (about
+    /// equal, so that the next inserts do not split them again).
+    private func store(_ table: Table, _ run: [UInt8], firstKey: UInt64?, replacing old: UInt64?, _ cursor: OpaquePointer?) throws {
+        if let old, let firstKey, firstKey == old, run.count <= budget {
+            try Runs.withKey(old) { k in
+                try run.withUnsafeBytes { v in
+                    var key = mdbVal(k)
+                    var value = mdbVal(v)
+                    let rc = mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT))
+                    if rc == MDB_MAP_FULL { throw MapFull() }
+                    try env.check(rc)
+                }
+            }
             return
         }
-        let target = total / ((total + budget - 1) / budget)
-        try run.bytes.withUnsafeBytes { all in
-            var scanner = RunScanner(all, key: run.firstKey)
+        if old != nil {
+            let rc = mdb_cursor_del(cursor, 0)
+            if rc == MDB_MAP_FULL { throw MapFull() }
+            try env.check(rc)
+        }
+        guard let firstKey else { return }
+        guard run.count > budget else {
+            try Runs.withKey(firstKey) { k in try run.withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
+            return
+        }
+        let target = run.count / ((run.count + budget - 1) / budget)
+        try run.withUnsafeBytes { all in
+            var scanner = RunScanner(all, key: firstKey)
             var piece = RunWriter(capacity: budget)
             func write() throws {
                 try Runs.withKey(piece.firstKey) { k in try piece.bytes.withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
@@ -291,6 +343,16 @@ extension Transaction {
             }
             if piece.count > 0 { try write() }
         }
+    }
+
+    /// The write transaction's cursor on a packed table, kept until the transaction ends (LMDB closes it
+    /// then; a replay forgets it with the aborted transaction).
+    private func writeCursor(_ table: Table) throws -> OpaquePointer? {
+        if let cursor = runWrites?.cursors[table.id] { return cursor }
+        var cursor: OpaquePointer?
+        try env.check(mdb_cursor_open(txn, table.id, &cursor))
+        runWrites?.cursors[table.id] = cursor
+        return cursor
     }
 
     private func adjustCount(_ table: Table, by delta: Int) throws {

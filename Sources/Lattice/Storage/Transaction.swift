@@ -60,6 +60,10 @@ final class Transaction {
     let budget: Int
     /// A write transaction's entries of packed tables not yet in LMDB (nil for a read transaction).
     let runWrites: RunWrites?
+    /// A read transaction's LMDB cursors for lookups in packed tables, by table id, and whether each was
+    /// renewed for the current snapshot.
+    private var lookupCursors: [OpaquePointer?] = []
+    private var lookupCursorsCurrent: [Bool] = []
 
     /// Operations of the replay log: LMDB's own, and those of packed tables, which are replayed through
     /// `runPut`, `runDelete` and `runDrop` (the LMDB writes they make depend on what the transaction holds).
@@ -106,7 +110,33 @@ final class Transaction {
 
     deinit {
         abort()
+        for cursor in lookupCursors where cursor != nil { mdb_cursor_close(cursor) }
         free(sealBuffer)
+    }
+
+    /// The read transaction's lookup cursor on `table` (see `lookupCursors`), renewed for the snapshot.
+    @inline(__always)
+    func readCursor(_ table: Table) throws -> OpaquePointer? {
+        let i = Int(table.id)
+        if i < lookupCursors.count, lookupCursorsCurrent[i] { return lookupCursors[i] }
+        return try openReadCursor(i)
+    }
+
+    @inline(never)
+    private func openReadCursor(_ i: Int) throws -> OpaquePointer? {
+        if lookupCursors.count <= i {
+            lookupCursors.append(contentsOf: repeatElement(nil, count: i + 1 - lookupCursors.count))
+            lookupCursorsCurrent.append(contentsOf: repeatElement(false, count: i + 1 - lookupCursorsCurrent.count))
+        }
+        if let cursor = lookupCursors[i] {
+            try env.check(mdb_cursor_renew(txn, cursor))
+        } else {
+            var cursor: OpaquePointer?
+            try env.check(mdb_cursor_open(txn, MDB_dbi(i), &cursor))
+            lookupCursors[i] = cursor
+        }
+        lookupCursorsCurrent[i] = true
+        return lookupCursors[i]
     }
 
     /// Whether this (write) transaction holds the environment's write-transaction claim.
@@ -159,6 +189,7 @@ final class Transaction {
         }
         snapshotOpen = true
         residentPages?.restart()
+        for i in lookupCursorsCurrent.indices { lookupCursorsCurrent[i] = false }
     }
 
     /// Ends a read snapshot; the transaction keeps its reader slot for `renew()`.
