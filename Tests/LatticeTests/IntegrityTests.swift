@@ -598,10 +598,12 @@ extension RawLMDB {
     static func records(_ txn: OpaquePointer?, database: String) throws -> [(key: [UInt8], value: [UInt8])] {
         var out: [(key: [UInt8], value: [UInt8])] = []
         for (key, run) in try entries(txn, database: database) where key.count == 8 {
-            run.withUnsafeBytes { bytes in
-                var scanner = RunScanner(bytes, key: key.withUnsafeBytes { Runs.number($0) })
-                while let e = scanner.next() {
-                    out.append((Runs.withKey(e.key) { Array($0) }, Array(e.sealed(in: bytes))))
+            try run.withUnsafeBytes { bytes in
+                let view = try XCTUnwrap(RunView(bytes, key: key.withUnsafeBytes { Runs.number($0) }), "a run that does not parse")
+                var keys: [UInt64] = []
+                XCTAssertTrue(view.keys(into: &keys))
+                for (i, number) in keys.enumerated() {
+                    out.append((Runs.withKey(number) { Array($0) }, Array(try XCTUnwrap(view.entry(i)))))
                 }
             }
         }
@@ -619,13 +621,13 @@ extension RawLMDB {
         var run = RunWriter()
         func flush() throws {
             guard run.count > 0 else { return }
-            try put(txn, database: database, key: Runs.withKey(run.firstKey) { Array($0) }, value: run.bytes, dupSort: false)
+            try put(txn, database: database, key: Runs.withKey(run.firstKey) { Array($0) }, value: run.encoded(), dupSort: false)
             run.reset()
         }
         for record in records {
             let number = record.key.withUnsafeBytes { Runs.number($0) }
             if run.size(adding: number, valueCount: record.value.count - 4) > Runs.budget(pageSize: 4096) { try flush() }
-            record.value.withUnsafeBytes { run.append(key: number, value: UnsafeRawBufferPointer(rebasing: $0.dropLast(4))) }
+            record.value.withUnsafeBytes { run.append(key: number, sealed: $0) }
         }
         try flush()
         if !records.isEmpty {

@@ -66,7 +66,7 @@ enum FormatUpgrade {
             }
             guard let first = keys.first else { break }
             for key in keys.dropFirst() { _ = try key.withUnsafeBytes { try txn.delete(table, $0) } }
-            try first.withUnsafeBytes { k in try run.bytes.withUnsafeBytes { try txn.putStored(table, k, $0) } }
+            try first.withUnsafeBytes { k in try run.encoded().withUnsafeBytes { try txn.putStored(table, k, $0) } }
             count += run.count
         }
         if count > 0 {

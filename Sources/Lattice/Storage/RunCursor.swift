@@ -3,17 +3,16 @@ import CLMDB
 import Glibc
 #endif
 
-/// A cursor's state over a packed table (see `Runs`): the run the LMDB cursor is on, the entries of it
-/// parsed so far, and the entry the cursor is on. `Cursor` hands its moves over to it, so code above
-/// `Storage` walks a packed table entry by entry, as any other table.
+/// A cursor's state over a packed table (see `Runs`): the run the LMDB cursor is on, its keys, and the
+/// entry the cursor is on. `Cursor` hands its moves over to it, so code above `Storage` walks a packed
+/// table entry by entry, as any other table.
 ///
 /// Runtime exclusivity checks are off for its fields: it belongs to one `Cursor`, used inside one
 /// `Transaction.withCursor` call, and every access is a short read or write that calls out to nothing that
 /// could reach the same field.
 ///
-/// Every entry it returns has passed its checksum. Runs are parsed as far as a move needs (a lookup
-/// stops at its key), and the state keeps what is parsed, so a walk in either direction steps through a
-/// run without parsing it again.
+/// Every entry it returns has passed its checksum. A run's entries are found by position (its end table),
+/// so a walk in either direction steps through a run in O(1) per entry.
 final class RunCursor {
     private let handle: OpaquePointer?
     private let env: Environment
@@ -21,18 +20,15 @@ final class RunCursor {
     private let pageSize: Int
     private let residentPages: ResidentPages?
 
-    /// The run the cursor is on (nil: none yet).
-    @exclusivity(unchecked) private var run: UnsafeRawBufferPointer?
+    /// The run the cursor is on (nil: none yet, or one whose header is damaged).
+    @exclusivity(unchecked) private var view: RunView?
+    /// Whether the cursor is on a run at all (a damaged one included).
+    @exclusivity(unchecked) private var loaded = false
     @exclusivity(unchecked) private var runKey: UInt64 = 0
-    @exclusivity(unchecked) private var scanner = RunScanner(UnsafeRawBufferPointer(start: nil, count: 0), key: 0)
-    /// The run's entries parsed so far, and the one the cursor is on (-1: none).
-    /// (A buffer of its own, not an array: appending is the step of every parse.)
-    @exclusivity(unchecked) private var entries: UnsafeMutablePointer<RunEntry>
-    @exclusivity(unchecked) private var parsed = 0
-    @exclusivity(unchecked) private var capacity = 64
+    /// The keys of a run that is not dense (a dense run's are computed).
+    @exclusivity(unchecked) private var keys: [UInt64] = []
+    /// The entry the cursor is on (-1: none).
     @exclusivity(unchecked) private var index = -1
-    /// Whether the current run failed to parse past `entries` (reported once: moves then go past it).
-    @exclusivity(unchecked) private var damaged = false
     /// The key of the next run once looked up (see `nextRunKey`).
     @exclusivity(unchecked) private var nextKey: UInt64??
     /// The key of the entry returned last, big-endian (returned keys point here).
@@ -44,12 +40,16 @@ final class RunCursor {
         self.table = table
         self.pageSize = pageSize
         self.residentPages = residentPages
-        entries = .allocate(capacity: capacity)
     }
 
-    deinit {
-        keyBuffer.deallocate()
-        entries.deallocate()
+    deinit { keyBuffer.deallocate() }
+
+    private var count: Int { view?.count ?? 0 }
+
+    @inline(__always)
+    private func key(_ i: Int) -> UInt64 {
+        guard let view else { return runKey }
+        return view.isDense ? view.key &+ UInt64(i) : keys[i]
     }
 
     // MARK: Moves
@@ -75,75 +75,45 @@ final class RunCursor {
     }
 
     func last() throws -> Cursor.Entry? {
-        guard try step(MDB_LAST) else { return nil }
-        try parseAll()
-        return try entry(parsed - 1)
+        try step(MDB_LAST) ? try entry(count - 1) : nil
     }
 
     @inline(__always)
     func next() throws -> Cursor.Entry? {
-        guard run != nil else { return try first() }
-        if try index + 1 < parsed || parse(upTo: index + 1) { return try entry(index + 1) }
+        guard loaded else { return try first() }
+        if index + 1 < count { return try entry(index + 1) }
         return try step(MDB_NEXT) ? try entry(0) : nil
     }
 
     func previous() throws -> Cursor.Entry? {
-        guard run != nil else { return try last() }
+        guard loaded else { return try last() }
         if index > 0 { return try entry(index - 1) }
-        guard try step(MDB_PREV) else { return nil }
-        try parseAll()
-        return try entry(parsed - 1)
+        return try step(MDB_PREV) ? try entry(count - 1) : nil
     }
 
     func current() throws -> Cursor.Entry? {
         index >= 0 ? try entry(index) : nil
     }
 
-    /// The entry under `key`, or nil. A key inside the current run (below the next run's key, which is
-    /// looked up once per run) is found from the current entry on, with no search: lookups in increasing
-    /// order, as batched reads of keys make them, parse each run once.
+    /// The entry under `key`, or nil. A key inside the current run (below the next run's key, looked up
+    /// once per run) is found there with no search: lookups in increasing order, as batched reads of keys
+    /// make them, read each run once.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Cursor.Entry? {
         guard key.count == 8 else { return nil }
         let wanted = Runs.number(key)
-        var i = 0
-        if run != nil, wanted >= runKey, !damaged {
+        var inCurrentRun = false
+        if loaded, view != nil, wanted >= runKey {
             let next = try nextRunKey()
-            if let next, wanted >= next {
-                if wanted == next, try step(MDB_NEXT) { return try entry(0) }
-                guard try floor(key) else { return nil }
-            } else if index >= 0, index < parsed, entries[index].key <= wanted {
-                i = index
-            }
-        } else {
+            inCurrentRun = next.map { wanted < $0 } ?? true
+        }
+        if !inCurrentRun {
             guard try floor(key) else { return nil }
         }
-        while try parse(upTo: i) {
-            let found = entries[i].key
-            if found == wanted { return try entry(i) }
-            if found > wanted { break }
-            i += 1
-        }
+        let i = try position(of: wanted)
+        if i < count, self.key(i) == wanted { return try entry(i) }
         try verifyNeighbours(of: i)
         index = -1
         return nil
-    }
-
-    /// The key of the run after the current one (nil: none), read once per run; the LMDB cursor stays
-    /// on the current run.
-    private func nextRunKey() throws -> UInt64? {
-        if let known = nextKey { return known }
-        var k = MDB_val()
-        var v = MDB_val()
-        let rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT)
-        var found: UInt64?
-        if rc == 0 {
-            found = k.mv_size == 8 ? Runs.number(bytes(k)) : nil
-            try env.check(mdb_cursor_get(handle, &k, &v, MDB_PREV))
-        } else if rc != MDB_NOTFOUND {
-            try env.check(rc)
-        }
-        nextKey = .some(found)
-        return found
     }
 
     /// The first entry whose key is at least `key`, or nil.
@@ -151,39 +121,46 @@ final class RunCursor {
         // Every key is 8 bytes: a shorter `key` is passed by its zero-padded form, a longer one by the
         // keys above its first 8 bytes.
         if key.count != 8 {
-            var padded = Array(key.prefix(8)) + [UInt8](repeating: 0, count: max(0, 8 - key.count))
-            if key.count > 8 { return try padded.withUnsafeBytes { try seek(above: Runs.number($0)) } }
-            return try padded.withUnsafeMutableBytes { try seek(atLeast: UnsafeRawBufferPointer($0)) }
+            let padded = Array(key.prefix(8)) + [UInt8](repeating: 0, count: max(0, 8 - key.count))
+            let number = padded.withUnsafeBytes { Runs.number($0) }
+            if key.count < 8 { return try Runs.withKey(number) { try seek(atLeast: $0) } }
+            return number == .max ? nil : try Runs.withKey(number + 1) { try seek(atLeast: $0) }
         }
         guard try floor(key) else { return try first() }
-        let wanted = Runs.number(key)
-        var i = 0
-        while try parse(upTo: i) {
-            if entries[i].key >= wanted {
-                if i > 0 { _ = try entry(i - 1) }  // the entry before is read too: damage that moved a key shows
-                return try entry(i)
-            }
-            i += 1
+        let i = try position(of: Runs.number(key))
+        if i < count {
+            if i > 0 { _ = try entry(i - 1) }  // the entry before is read too: damage that moved a key shows
+            return try entry(i)
         }
-        index = parsed - 1
+        index = count - 1
         return try next()
     }
 
-    /// The first entry whose key is above `number`, or nil.
-    private func seek(above number: UInt64) throws -> Cursor.Entry? {
-        if number == .max { return nil }
-        return try Runs.withKey(number + 1) { try seek(atLeast: $0) }
-    }
-
     /// The current entry's key without verifying its value (for listing damage); the run's key when the
-    /// cursor is on a run it could not parse.
+    /// cursor is on a run it could not read.
     func currentKey() -> [UInt8]? {
-        guard run != nil else { return nil }
-        var number = (index >= 0 && index < parsed ? entries[index].key : runKey).bigEndian
+        guard loaded else { return nil }
+        var number = (index >= 0 && index < count ? key(index) : runKey).bigEndian
         return withUnsafeBytes(of: &number) { Array($0) }
     }
 
     // MARK: Runs
+
+    /// The position of the first entry of the current run whose key is at least `wanted`.
+    private func position(of wanted: UInt64) throws -> Int {
+        guard let view else { return 0 }
+        if view.isDense {
+            guard let found = view.find(wanted) else { throw Runs.malformed(table, runKey, env) }
+            return found.index
+        }
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle] < wanted { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 
     /// Moves the LMDB cursor (first, last, next or previous) to the next run that way, past the count
     /// entry, and makes it the current run; false when there is none.
@@ -213,64 +190,57 @@ final class RunCursor {
         return true
     }
 
+    /// Makes the LMDB entry `k`/`v` the current run; a run that does not parse is reported once, and
+    /// moves then go past it.
     private func load(_ k: MDB_val, _ v: MDB_val) throws {
+        loaded = true
+        view = nil
+        index = -1
+        nextKey = nil
+        runKey = Runs.number(bytes(k))
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
-        let value = bytes(v)
-        runKey = Runs.number(bytes(k))
-        run = value
-        scanner = RunScanner(value, key: runKey)
-        parsed = 0
-        index = -1
-        damaged = false
-        nextKey = nil
-    }
-
-    /// Parses the current run's entries up to entry `i`; false when the run has fewer.
-    @inline(__always)
-    private func parse(upTo i: Int) throws -> Bool {
-        while parsed <= i {
-            guard let e = scanner.next() else {
-                if scanner.malformed && !damaged {
-                    damaged = true
-                    throw Runs.malformed(table, runKey, env)
-                }
-                return false
-            }
-            if parsed == capacity {
-                let grown = UnsafeMutablePointer<RunEntry>.allocate(capacity: capacity * 2)
-                grown.moveInitialize(from: entries, count: parsed)
-                entries.deallocate()
-                entries = grown
-                capacity *= 2
-            }
-            (entries + parsed).initialize(to: e)
-            parsed += 1
+        guard let parsed = RunView(bytes(v), key: runKey), parsed.isDense || parsed.keys(into: &keys) else {
+            throw Runs.malformed(table, runKey, env)
         }
-        return true
+        view = parsed
     }
 
-    private func parseAll() throws {
-        while try parse(upTo: parsed) {}
+    /// The key of the run after the current one (nil: none), read once per run; the LMDB cursor stays
+    /// on the current run.
+    private func nextRunKey() throws -> UInt64? {
+        if let known = nextKey { return known }
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT)
+        var found: UInt64?
+        if rc == 0 {
+            found = k.mv_size == 8 ? Runs.number(bytes(k)) : nil
+            try env.check(mdb_cursor_get(handle, &k, &v, MDB_PREV))
+        } else if rc != MDB_NOTFOUND {
+            try env.check(rc)
+        }
+        nextKey = .some(found)
+        return found
     }
 
-    /// Entry `i` of the current run (parsed), verified; the cursor is on it even when it fails its check,
-    /// so a walk listing damage moves on past it.
+    /// Entry `i` of the current run, verified; the cursor is on it even when it fails its check, so a
+    /// walk listing damage moves on past it.
     @inline(__always)
     private func entry(_ i: Int) throws -> Cursor.Entry? {
-        guard i >= 0, try parse(upTo: i), let run else { return nil }
+        guard i >= 0, i < count, let view else { return nil }
         index = i
-        let e = entries[i]
-        keyBuffer.storeBytes(of: e.key.bigEndian, as: UInt64.self)
+        keyBuffer.storeBytes(of: key(i).bigEndian, as: UInt64.self)
         let key = UnsafeRawBufferPointer(start: keyBuffer, count: 8)
-        return (key, try Cursor.opened(table, key, e.sealed(in: run), env))
+        guard let sealed = view.entry(i) else { throw Runs.malformed(table, runKey, env) }
+        return (key, try Cursor.opened(table, key, sealed, env))
     }
 
     /// After a lookup that found nothing at position `i`: the entries on either side are verified, so an
     /// entry whose key damage changed (now sorting elsewhere) is reported instead of missed.
     private func verifyNeighbours(of i: Int) throws {
         if i > 0 { _ = try entry(i - 1) }
-        if try parse(upTo: i) { _ = try entry(i) } else { _ = try next() }
+        if i < count { _ = try entry(i) } else { _ = try next() }
     }
 }
 

@@ -2,17 +2,23 @@
 ///
 /// One LMDB entry per record costs LMDB 18 bytes (node header, 8-byte key, slot) beside the record, a
 /// quarter of a typical record. A packed table stores, under the 8-byte key of its first entry, a *run*
-/// of entries with increasing 8-byte keys, back to back:
+/// of entries with increasing 8-byte keys (read as big-endian numbers: their `memcmp` order):
 ///
 /// ```
-/// entry   [varint key delta][varint value length][value][checksum, 4 bytes]
+/// flags     1 byte    bit 0: dense (the keys are the run's key, + 1, + 2, ...: none stored);
+///                     bit 1: wide (4-byte ends instead of 2)
+/// count     varint    n, at least 1
+/// deltas    unless dense: varint byte size of the deltas, then n varint key deltas (the first 0, every
+///           other at least 1: its key minus the one before)
+/// ends      n × 2 (or 4) bytes, little-endian: where each entry ends in the entry area
+/// entries   each entry's value followed by its 4-byte checksum, back to back
 /// ```
 ///
-/// The first entry's delta is 0 (its key is the run's LMDB key); every other entry's key is the one
-/// before it plus its delta (at least 1), keys read as big-endian unsigned numbers (their `memcmp`
-/// order). The checksum is `Checksum.of(key, value)`, as for a value stored alone, so reading one entry
-/// verifies that entry only, and damage to one entry leaves its neighbours readable. A run grows up to
-/// `budget` bytes, so that two runs fill an LMDB page; a value too large for that is a run of its own.
+/// The checksum is `Checksum.of(key, value)`, as for a value stored alone, so reading one entry verifies
+/// that entry only, and damage to one entry leaves its neighbours readable. The ends give any entry in
+/// O(1); a dense run (keys added in order, the usual case) finds a key in O(1) too, another scans its
+/// deltas (a byte each, usually). A run grows up to `budget` bytes, so that two runs fill an LMDB page; a
+/// value too large for that is a run of its own.
 ///
 /// The table's number of entries is kept under the one-byte key `00`, which sorts before every 8-byte
 /// key: `Transaction.count` stays O(1).
@@ -38,159 +44,155 @@ enum Runs {
         return try withUnsafeBytes(of: &bigEndian, body)
     }
 
-    /// Bytes an entry of `count` value bytes with key delta `delta` takes.
-    @inline(__always)
-    static func entrySize(delta: UInt64, count: Int) -> Int {
-        varintSize(delta) + varintSize(UInt64(count)) + count + Checksum.size
-    }
-
     @inline(__always)
     static func varintSize(_ value: UInt64) -> Int {
         value < 0x80 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
     }
+
+    static let denseFlag: UInt8 = 1
+    static let wideFlag: UInt8 = 2
 }
 
-/// One entry of a run: its key and where its parts lie in the run.
-struct RunEntry {
-    var key: UInt64
-    /// Offset of the entry (its delta) in the run.
-    var start: Int
-    /// Offset of its value.
-    var value: Int
-    /// Offset just past its checksum.
-    var end: Int
+/// A run read where it is: its header parsed (O(1)), entries found by position. Every offset is checked
+/// against the run's size before it is used: damage gives nil, never a read past the run.
+struct RunView {
+    let bytes: UnsafeRawBufferPointer
+    /// The run's key: its first entry's.
+    let key: UInt64
+    /// Number of entries.
+    let count: Int
+    let isDense: Bool
+    private let wide: Bool
+    /// Offsets of the key deltas (not dense), of the ends and of the entry area.
+    private let deltas: Int
+    private let deltaBytes: Int
+    private let ends: Int
+    private let entries: Int
 
-    /// Offset of its value length (just past its key delta).
-    @inline(__always)
-    func afterDelta(in run: UnsafeRawBufferPointer) -> Int {
-        var at = start
-        while at < value, run[at] >= 0x80 { at += 1 }
-        return at + 1
-    }
-
-    /// The value and its checksum, as `Checksum.open` takes them.
-    @inline(__always)
-    func sealed(in run: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: run[value..<end])
-    }
-}
-
-/// Reads a run's entries in order. Every length is checked against the run's size: a damaged run ends
-/// the scan with `malformed` set, never a read past its end.
-struct RunScanner {
-    let run: UnsafeRawBufferPointer
-    private(set) var offset = 0
-    private(set) var key: UInt64
-    private(set) var malformed = false
-    /// Entries read so far.
-    private(set) var count = 0
-    /// After `seek`: the key of the entry before the one found (nil: none).
-    private(set) var previousKey: UInt64?
-    /// The key of the last entry read (nil: none yet).
-    var lastKey: UInt64? { count > 0 ? key : nil }
-    private var first = true
-
-    /// A scan of `run`, stored under the key `key`.
-    init(_ run: UnsafeRawBufferPointer, key: UInt64) {
-        self.run = run
+    /// The run `bytes` stored under `key`; nil when its header is damaged.
+    init?(_ bytes: UnsafeRawBufferPointer, key: UInt64) {
+        guard let base = bytes.baseAddress, bytes.count >= 2 else { return nil }
+        let flags = base.load(as: UInt8.self)
+        var at = 1
+        guard flags & ~(Runs.denseFlag | Runs.wideFlag) == 0, let n = RunView.varint(bytes, &at), n >= 1, n <= UInt64(bytes.count) else {
+            return nil
+        }
+        self.bytes = bytes
         self.key = key
-    }
-
-    /// The first entry whose key is at least `wanted` (nil: none, or damage: see `malformed`), the scan
-    /// left just past it and `previousKey` set to the key before it (nil: it is the first). A tight loop
-    /// over the usual entries (one-byte delta and length, after a first entry of delta 0), the general
-    /// scan from the first other one.
-    @inline(__always)
-    mutating func seek(_ wanted: UInt64) -> RunEntry? {
-        if let base = run.baseAddress, offset == 0, run.count >= 2, base.load(as: UInt8.self) == 0 {
-            let end = base + run.count
-            var p = base
-            var current = key
-            var delta: UInt8 = 0  // the first entry's
-            while true {
-                let length = p.load(fromByteOffset: 1, as: UInt8.self)
-                let next = p + (2 &+ Int(length & 0x7F) &+ Checksum.size)
-                let sum = current &+ UInt64(delta)
-                if (delta | length) >= 0x80 || next > end || sum < current { break }
-                if sum >= wanted {
-                    previousKey = p == base ? nil : current
-                    let at = p - base
-                    (offset, key, first) = (next - base, sum, false)
-                    count += 1
-                    return RunEntry(key: sum, start: at, value: at &+ 2, end: next - base)
-                }
-                current = sum
-                p = next
-                count += 1
-                if end - p < 2 { break }
-                delta = p.load(as: UInt8.self)
-                if delta == 0 { break }
-            }
-            // The general scan from the entry the loop stopped at.
-            (offset, key, first) = (p - base, current, p == base)
-        }
-        previousKey = first ? nil : key
-        while let e = next() {
-            if e.key >= wanted { return e }
-            previousKey = e.key
-        }
-        return nil
-    }
-
-    /// The next entry, or nil at the end (or at damage: see `malformed`).
-    @inline(__always)
-    mutating func next() -> RunEntry? {
-        guard offset < run.count, !malformed, let base = run.baseAddress else { return nil }
-        // Most entries: a delta and a length of one byte each.
-        if offset + 2 <= run.count {
-            let delta = base.load(fromByteOffset: offset, as: UInt8.self)
-            let count = Int(base.load(fromByteOffset: offset + 1, as: UInt8.self))
-            if delta | UInt8(truncatingIfNeeded: count) < 0x80, first ? delta == 0 : delta > 0, run.count - offset - 2 >= count + Checksum.size {
-                let start = offset
-                key &+= UInt64(delta)  // below 128: no overflow past keys that fit the run's own
-                if key < UInt64(delta) { return fail() }
-                first = false
-                offset += 2 + count + Checksum.size
-                self.count += 1
-                return RunEntry(key: key, start: start, value: start + 2, end: offset)
-            }
-        }
-        return slowNext()
-    }
-
-    /// `next` for entries with longer varints (or damage).
-    private mutating func slowNext() -> RunEntry? {
-        let start = offset
-        guard let delta = varint(), let count = varint() else { return fail() }
-        if first {
-            guard delta == 0 else { return fail() }
-            first = false
+        count = Int(n)
+        isDense = flags & Runs.denseFlag != 0
+        wide = flags & Runs.wideFlag != 0
+        if isDense {
+            guard key <= UInt64.max - UInt64(count - 1) else { return nil }
+            deltaBytes = 0
         } else {
-            let (sum, overflow) = key.addingReportingOverflow(delta)
-            guard delta > 0, !overflow else { return fail() }
-            key = sum
+            guard let size = RunView.varint(bytes, &at), size <= UInt64(bytes.count - at) else { return nil }
+            deltaBytes = Int(size)
         }
-        guard count <= UInt64(run.count - offset), run.count - offset - Int(count) >= Checksum.size else { return fail() }
-        let value = offset
-        offset += Int(count) + Checksum.size
-        self.count += 1
-        return RunEntry(key: key, start: start, value: value, end: offset)
+        deltas = at
+        ends = at + deltaBytes
+        let width = wide ? 4 : 2
+        guard count <= (bytes.count - ends) / width else { return nil }
+        entries = ends + count * width
+        // The last end closes the entry area exactly; the others are checked as entries are read.
+        guard end(count - 1) == bytes.count - entries else { return nil }
     }
 
-    private mutating func fail() -> RunEntry? {
-        malformed = true
-        return nil
-    }
-
-    /// An unsigned LEB128 varint; nil when it runs past the end or past 64 bits.
     @inline(__always)
-    private mutating func varint() -> UInt64? {
-        guard let base = run.baseAddress else { return nil }
+    private func end(_ i: Int) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        return wide ? Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: ends + 4 * i, as: UInt32.self)))
+            : Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: ends + 2 * i, as: UInt16.self)))
+    }
+
+    /// Entry `i`'s value and checksum (`Checksum.open` takes them); nil when its ends are damaged.
+    @inline(__always)
+    func entry(_ i: Int) -> UnsafeRawBufferPointer? {
+        let start = i == 0 ? 0 : end(i - 1)
+        let stop = end(i)
+        guard start <= stop - Checksum.size, stop <= bytes.count - entries else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[(entries + start)..<(entries + stop)])
+    }
+
+    /// Bytes of the entry area from entry `from` up to entry `to` (exclusive), with their offsets.
+    func area(_ range: Range<Int>) -> (start: Int, bytes: UnsafeRawBufferPointer)? {
+        let start = range.lowerBound == 0 ? 0 : end(range.lowerBound - 1)
+        let stop = range.isEmpty ? start : end(range.upperBound - 1)
+        guard start <= stop, stop <= bytes.count - entries else { return nil }
+        return (start, UnsafeRawBufferPointer(rebasing: bytes[(entries + start)..<(entries + stop)]))
+    }
+
+    /// The end of entry `i` in the entry area.
+    func entryEnd(_ i: Int) -> Int { end(i) }
+
+    /// The first entry whose key is at least `wanted`: its position (`count` when every key is below)
+    /// and key; nil when the key deltas are damaged.
+    @inline(__always)
+    func find(_ wanted: UInt64) -> (index: Int, key: UInt64)? {
+        if isDense {
+            if wanted <= key { return (0, key) }
+            let i = wanted - key
+            return i < UInt64(count) ? (Int(i), wanted) : (count, key &+ UInt64(count - 1))
+        }
+        guard let base = bytes.baseAddress else { return nil }
+        var at = deltas
+        let stop = deltas + deltaBytes
+        var current = key
+        for i in 0..<count {
+            var delta: UInt64
+            guard at < stop else { return nil }
+            let byte = base.load(fromByteOffset: at, as: UInt8.self)
+            if byte < 0x80 {
+                delta = UInt64(byte)
+                at += 1
+            } else {
+                guard let long = RunView.varint(UnsafeRawBufferPointer(rebasing: bytes[..<stop]), &at) else { return nil }
+                delta = long
+            }
+            guard i == 0 ? delta == 0 : delta > 0 else { return nil }
+            let (sum, overflow) = current.addingReportingOverflow(delta)
+            guard !overflow else { return nil }
+            current = sum
+            if current >= wanted { return (i, current) }
+        }
+        return (count, current)
+    }
+
+    /// Every key in order, into `keys` (emptied first); false when the deltas are damaged.
+    func keys(into keys: inout [UInt64]) -> Bool {
+        keys.removeAll(keepingCapacity: true)
+        if isDense {
+            for i in 0..<count { keys.append(key &+ UInt64(i)) }
+            return true
+        }
+        var at = deltas
+        let region = UnsafeRawBufferPointer(rebasing: bytes[..<(deltas + deltaBytes)])
+        var current = key
+        for i in 0..<count {
+            guard let delta = RunView.varint(region, &at), i == 0 ? delta == 0 : delta > 0 else { return false }
+            let (sum, overflow) = current.addingReportingOverflow(delta)
+            guard !overflow else { return false }
+            current = sum
+            keys.append(current)
+        }
+        return true
+    }
+
+    /// The last entry's key; nil when the deltas are damaged.
+    var lastKey: UInt64? {
+        if isDense { return key &+ UInt64(count - 1) }
+        return find(.max).map { $0.index == count ? $0.key : .max }
+    }
+
+    /// An unsigned LEB128 varint at `at` (advanced); nil when it runs past the end or past 64 bits.
+    @inline(__always)
+    static func varint(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> UInt64? {
+        guard let base = bytes.baseAddress else { return nil }
         var result: UInt64 = 0
         var shift: UInt64 = 0
-        while offset < run.count, shift < 64 {
-            let byte = base.load(fromByteOffset: offset, as: UInt8.self)
-            offset += 1
+        while at < bytes.count, shift < 64 {
+            let byte = base.load(fromByteOffset: at, as: UInt8.self)
+            at += 1
             result |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 { return result }
             shift += 7
@@ -199,99 +201,143 @@ struct RunScanner {
     }
 }
 
-/// Builds runs: entries appended in increasing key order, each sealed with its checksum (new values)
-/// or copied with the checksum it has (entries of another run).
+/// Builds runs: entries appended in increasing key order, each a new value (sealed here) or one of
+/// another run as it is stored (value and checksum copied).
 struct RunWriter {
-    private(set) var bytes: [UInt8] = []
-    private(set) var firstKey: UInt64 = 0
-    private(set) var lastKey: UInt64 = 0
-    private(set) var count = 0
+    private(set) var keys: [UInt64] = []
+    /// The entry area: values and checksums, back to back.
+    private var area: [UInt8] = []
+    private var ends: [Int] = []
+    /// Bytes of the key deltas when written (the first one's 0 included).
+    private var deltaBytes = 0
+    private var dense = true
 
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
-
-    /// Starts again, keeping the buffer.
-    mutating func reset() {
-        bytes.removeAll(keepingCapacity: true)
-        count = 0
+    init(capacity: Int = 0) {
+        area.reserveCapacity(capacity)
+        keys.reserveCapacity(capacity / 32)
+        ends.reserveCapacity(capacity / 32)
     }
 
-    /// The size the run would have with one more entry of `valueCount` bytes under `key`.
+    var count: Int { keys.count }
+    var firstKey: UInt64 { keys.first ?? 0 }
+    var lastKey: UInt64 { keys.last ?? 0 }
+
+    /// Starts again, keeping the buffers.
+    mutating func reset() {
+        keys.removeAll(keepingCapacity: true)
+        area.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        deltaBytes = 0
+        dense = true
+    }
+
+    /// The encoded size of the run.
+    var size: Int { RunWriter.size(count: count, dense: dense, deltaBytes: deltaBytes, area: area.count) }
+
+    /// The encoded size with one more entry of `valueCount` bytes under `key`.
     func size(adding key: UInt64, valueCount: Int) -> Int {
-        bytes.count + Runs.entrySize(delta: count == 0 ? 0 : key &- lastKey, count: valueCount)
+        let delta = count == 0 ? 0 : key &- lastKey
+        return RunWriter.size(count: count + 1, dense: dense && (count == 0 || delta == 1),
+                              deltaBytes: deltaBytes + Runs.varintSize(delta), area: area.count + valueCount + Checksum.size)
+    }
+
+    private static func size(count: Int, dense: Bool, deltaBytes: Int, area: Int) -> Int {
+        let deltas = dense ? 0 : Runs.varintSize(UInt64(deltaBytes)) + deltaBytes
+        return 1 + Runs.varintSize(UInt64(count)) + deltas + count * (area > 0xFFFF ? 4 : 2) + area
+    }
+
+    private mutating func note(_ key: UInt64) {
+        let delta = count == 0 ? 0 : key &- lastKey
+        if count > 0 && delta != 1 { dense = false }
+        deltaBytes += Runs.varintSize(delta)
+        keys.append(key)
     }
 
     /// Appends a new entry: `value` under `key` (above every key so far), sealed here.
     mutating func append(key: UInt64, value: UnsafeRawBufferPointer) {
-        header(key, count: value.count)
-        let at = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: value.count + Checksum.size))
-        Runs.withKey(key) { k in
-            bytes.withUnsafeMutableBytes { out in
-                Checksum.seal(key: k, value: value, to: out.baseAddress! + at)
+        note(key)
+        let at = area.count
+        area.append(contentsOf: repeatElement(0, count: value.count + Checksum.size))
+        Runs.withKey(key) { k in area.withUnsafeMutableBytes { Checksum.seal(key: k, value: value, to: $0.baseAddress! + at) } }
+        ends.append(area.count)
+    }
+
+    /// Appends an entry as another run stores it: `sealed` is its value and checksum.
+    mutating func append(key: UInt64, sealed: UnsafeRawBufferPointer) {
+        note(key)
+        area.append(contentsOf: sealed)
+        ends.append(area.count)
+    }
+
+    /// The run split into runs of at most `budget` bytes each (a larger entry alone), of about equal size
+    /// so that the next inserts do not split them again, passed to `body` in order.
+    func split(budget: Int, _ body: (RunWriter) throws -> Void) rethrows {
+        let total = size
+        let share = total / ((total + budget - 1) / budget)
+        try area.withUnsafeBytes { all in
+            var start = 0
+            while start < count {
+                var piece = RunWriter(capacity: budget)
+                var end = start
+                while end < count {
+                    let sealed = UnsafeRawBufferPointer(rebasing: all[(end == 0 ? 0 : ends[end - 1])..<ends[end]])
+                    if piece.count > 0 && (piece.size(adding: keys[end], valueCount: sealed.count - Checksum.size) > budget || piece.size >= share) {
+                        break
+                    }
+                    piece.append(key: keys[end], sealed: sealed)
+                    end += 1
+                }
+                try body(piece)
+                start = end
             }
         }
     }
 
-    /// Appends a whole run as it is stored (to an empty writer): `count` entries from `firstKey` to `lastKey`.
-    mutating func append(run: UnsafeRawBufferPointer, firstKey: UInt64, lastKey: UInt64, count: Int) {
-        bytes.append(contentsOf: run)
-        self.firstKey = firstKey
-        self.lastKey = lastKey
-        self.count = count
-    }
-
-    /// Appends an entry of another run as it is stored: its value and checksum are copied unchanged.
-    mutating func append(_ entry: RunEntry, of run: UnsafeRawBufferPointer) {
-        let sealed = entry.sealed(in: run)
-        header(entry.key, count: sealed.count - Checksum.size)
-        bytes.append(contentsOf: sealed)
-    }
-
-    private mutating func header(_ key: UInt64, count valueCount: Int) {
-        let delta = self.count == 0 ? 0 : key &- lastKey
-        if self.count == 0 { firstKey = key }
-        appendVarint(delta)
-        appendVarint(UInt64(valueCount))
-        lastKey = key
-        self.count += 1
-    }
-
-    private mutating func appendVarint(_ value: UInt64) {
-        Varint.append(value, to: &bytes)
-    }
-}
-
-/// Edits of a run as bytes: entries before and after the one edited are copied as they are, and only
-/// the key delta of the entry after it is written anew. O(run size) in copies, with no per-entry work.
-enum RunEdit {
-    /// `run` with `value` put under `key` into `out`: replacing entry `at` when `replacing`, otherwise
-    /// inserted before entry `at` (nil: after the last entry). `previous` is the key of the entry
-    /// before the place (nil: none, the new entry comes first).
-    static func put(_ run: UnsafeRawBufferPointer, key: UInt64, value: UnsafeRawBufferPointer, at e: RunEntry?,
-                    previous: UInt64?, replacing: Bool, into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[0..<(e?.start ?? run.count)]))
-        Varint.append(previous.map { key &- $0 } ?? 0, to: &out)
-        Varint.append(UInt64(value.count), to: &out)
-        let at = out.count
-        out.append(contentsOf: repeatElement(0, count: value.count + Checksum.size))
-        Runs.withKey(key) { k in out.withUnsafeMutableBytes { Checksum.seal(key: k, value: value, to: $0.baseAddress! + at) } }
-        guard let e else { return }
-        if replacing {
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[e.end...]))
-        } else {
-            Varint.append(e.key &- key, to: &out)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[e.afterDelta(in: run)...]))
+    /// Appends entries `range` of `view` as they are stored; `keys` are their keys, in order.
+    /// False, appending nothing, when their ends are damaged.
+    mutating func append(_ range: Range<Int>, of view: RunView, keys: some Sequence<UInt64>) -> Bool {
+        guard let (start, bytes) = view.area(range) else { return false }
+        var previous = start
+        for i in range {
+            let end = view.entryEnd(i)
+            guard end >= previous + Checksum.size, end <= start + bytes.count else { return false }
+            previous = end
         }
+        let offset = area.count - start
+        area.append(contentsOf: bytes)
+        for key in keys { note(key) }
+        for i in range { ends.append(view.entryEnd(i) + offset) }
+        return true
     }
 
-    /// `run` without entry `e` into `out`; `previous` is the key of the entry before it (nil: it is the
-    /// first), `next` the entry after it.
-    static func remove(_ run: UnsafeRawBufferPointer, _ e: RunEntry, previous: UInt64?, next: RunEntry?, into out: inout [UInt8]) {
+    /// The run, encoded.
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        encode(into: &out)
+        return out
+    }
+
+    /// The run, encoded into `out` (emptied first).
+    func encode(into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[0..<e.start]))
-        guard let next else { return }
-        Varint.append(previous.map { next.key &- $0 } ?? 0, to: &out)
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[next.afterDelta(in: run)...]))
+        let wide = area.count > 0xFFFF
+        out.append((dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0))
+        Varint.append(UInt64(count), to: &out)
+        if !dense {
+            Varint.append(UInt64(deltaBytes), to: &out)
+            var previous = firstKey
+            for key in keys {
+                Varint.append(key &- previous, to: &out)
+                previous = key
+            }
+        }
+        for end in ends {
+            if wide {
+                withUnsafeBytes(of: UInt32(end).littleEndian) { out.append(contentsOf: $0) }
+            } else {
+                withUnsafeBytes(of: UInt16(end).littleEndian) { out.append(contentsOf: $0) }
+            }
+        }
+        out.append(contentsOf: area)
     }
 }

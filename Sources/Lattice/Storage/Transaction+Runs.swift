@@ -26,8 +26,9 @@ final class RunWrites {
     @exclusivity(unchecked) var lastKeys = ByTable<UInt64?>()
     /// LMDB cursors of the transaction on packed tables, by table id (LMDB closes them when it ends).
     @exclusivity(unchecked) var cursors = ByTable<OpaquePointer>()
-    /// Where runs are edited (`RunEdit`).
-    @exclusivity(unchecked) var scratch: [UInt8] = []
+    /// Where runs are rebuilt, and encoded.
+    @exclusivity(unchecked) var scratch = RunWriter()
+    @exclusivity(unchecked) var encoded: [UInt8] = []
 
     /// Forgets everything (the transaction begins again, see `Transaction.restartAndReplay`).
     func reset() {
@@ -85,11 +86,14 @@ extension Transaction {
     private func runLookup(_ cursor: OpaquePointer?, _ table: Table, _ key: Bytes) throws -> Bytes? {
         if let (k, v) = try Runs.floor(cursor, key, env: env, table: table) {
             try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
-            let run = bytes(v)
-            let wanted = Runs.number(key)
-            var scanner = RunScanner(run, key: Runs.number(bytes(k)))
-            if let e = scanner.seek(wanted), e.key == wanted { return try Cursor.opened(table, key, e.sealed(in: run), env) }
-            if scanner.malformed { throw Runs.malformed(table, Runs.number(bytes(k)), env) }
+            let runKey = Runs.number(bytes(k))
+            guard let view = RunView(bytes(v), key: runKey), let found = view.find(Runs.number(key)) else {
+                throw Runs.malformed(table, runKey, env)
+            }
+            if found.index < view.count, found.key == Runs.number(key) {
+                guard let sealed = view.entry(found.index) else { throw Runs.malformed(table, runKey, env) }
+                return try Cursor.opened(table, key, sealed, env)
+            }
         }
         // Not there: the entries around where it would be are verified (see `RunCursor.seek(exactly:)`).
         return try RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: nil).seek(exactly: key)?.value
@@ -122,24 +126,30 @@ extension Transaction {
         if try appendToTail(table, number, value) { return true }
         guard let writes = runWrites else { return false }
         let cursor = try writeCursor(table)
-        guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) else {
-            var run = RunWriter()
+        // The transaction's buffer, taken (not copied) for the rebuild.
+        var run = RunWriter()
+        swap(&run, &writes.scratch)
+        defer { swap(&run, &writes.scratch) }
+        run.reset()
+        let replaced: UInt64?
+        var replacing = false
+        if let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) {
+            // The run rebuilt (LMDB's copy is read before anything is written): the entries before the
+            // place, the new one, the entries after it (less the one replaced).
+            let view = try runView(table, k, v)
+            let at = try position(table, view, number)
+            replacing = at < view.count && entryKey(view, at) == number
+            if replacing && (mode == .insertNew || mode == .append) { return false }
+            guard run.append(0..<at, of: view, keys: entryKeys(view, 0..<at)) else { throw Runs.malformed(table, view.key, env) }
             run.append(key: number, value: value)
-            try store(table, run.bytes, firstKey: number, replacing: nil, cursor)
-            try adjustCount(table, by: 1)
-            return true
+            let rest = (replacing ? at + 1 : at)..<view.count
+            guard run.append(rest, of: view, keys: entryKeys(view, rest)) else { throw Runs.malformed(table, view.key, env) }
+            replaced = view.key
+        } else {
+            run.append(key: number, value: value)
+            replaced = nil
         }
-        // The run rebuilt as bytes (LMDB's copy is read before anything is written).
-        let run = bytes(v)
-        let old = Runs.number(bytes(k))
-        var scanner = RunScanner(run, key: old)
-        let found = scanner.seek(number)
-        if scanner.malformed { throw Runs.malformed(table, old, env) }
-        let previous = found == nil ? scanner.lastKey : scanner.previousKey
-        let replacing = found?.key == number
-        if replacing && (mode == .insertNew || mode == .append) { return false }
-        RunEdit.put(run, key: number, value: value, at: found, previous: previous, replacing: replacing, into: &writes.scratch)
-        try store(table, writes.scratch, firstKey: previous == nil ? number : old, replacing: old, cursor)
+        try store(table, run, replacing: replaced, cursor)
         if !replacing {
             try adjustCount(table, by: 1)
             if case let known?? = writes.lastKeys[table.id], number > known { writes.lastKeys[table.id] = .some(number) }
@@ -154,20 +164,53 @@ extension Transaction {
         let number = Runs.number(key)
         let cursor = try writeCursor(table)
         guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) else { return false }
-        let run = bytes(v)
-        let old = Runs.number(bytes(k))
-        var scanner = RunScanner(run, key: old)
-        let found = scanner.seek(number)
-        if scanner.malformed { throw Runs.malformed(table, old, env) }
-        guard let found, found.key == number else { return false }
-        let previous = scanner.previousKey
-        let next = scanner.next()
-        if scanner.malformed { throw Runs.malformed(table, old, env) }
-        RunEdit.remove(run, found, previous: previous, next: next, into: &writes.scratch)
-        try store(table, writes.scratch, firstKey: previous == nil ? next?.key : old, replacing: old, cursor)
+        let view = try runView(table, k, v)
+        let at = try position(table, view, number)
+        guard at < view.count, entryKey(view, at) == number else { return false }
+        var run = RunWriter()
+        swap(&run, &writes.scratch)
+        defer { swap(&run, &writes.scratch) }
+        run.reset()
+        let rest = (at + 1)..<view.count
+        guard run.append(0..<at, of: view, keys: entryKeys(view, 0..<at)), run.append(rest, of: view, keys: entryKeys(view, rest)) else {
+            throw Runs.malformed(table, view.key, env)
+        }
+        try store(table, run, replacing: view.key, cursor)
         try adjustCount(table, by: -1)
         if case let known?? = writes.lastKeys[table.id], number == known { writes.lastKeys[table.id] = nil }
         return true
+    }
+
+    /// The run stored as LMDB's entry `k`/`v`, with its keys decoded when it is not dense (into `runKeys`).
+    private func runView(_ table: Table, _ k: MDB_val, _ v: MDB_val) throws -> RunView {
+        let key = Runs.number(bytes(k))
+        guard let view = RunView(bytes(v), key: key), view.isDense || view.keys(into: &runKeys) else {
+            throw Runs.malformed(table, key, env)
+        }
+        return view
+    }
+
+    /// The position of the first entry of `view` whose key is at least `number`.
+    private func position(_ table: Table, _ view: RunView, _ number: UInt64) throws -> Int {
+        if view.isDense {
+            guard let found = view.find(number) else { throw Runs.malformed(table, view.key, env) }
+            return found.index
+        }
+        var low = 0
+        var high = runKeys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if runKeys[middle] < number { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private func entryKey(_ view: RunView, _ i: Int) -> UInt64 {
+        view.isDense ? view.key &+ UInt64(i) : runKeys[i]
+    }
+
+    private func entryKeys(_ view: RunView, _ range: Range<Int>) -> LazyMapSequence<Range<Int>, UInt64> {
+        range.lazy.map { self.entryKey(view, $0) }
     }
 
     /// `drop` of a packed table (logged by the caller): its runs and count go.
@@ -215,7 +258,7 @@ extension Transaction {
     func storeTail(_ table: Table) throws {
         guard let tail = runWrites?.tails.take(table.id) else { return }
         try Runs.withKey(tail.writer.firstKey) { k in
-            try tail.writer.bytes.withUnsafeBytes { v in
+            try tail.writer.encoded().withUnsafeBytes { v in
                 if try tail.stored || !rawPut(table, k, v, flags: UInt32(MDB_APPEND)) {
                     _ = try rawPut(table, k, v, flags: 0)
                 }
@@ -276,16 +319,14 @@ extension Transaction {
                 runWrites?.lastKeys[table.id] = .some(nil)
                 return nil
             }
-            let run = bytes(v)
-            let key = Runs.number(bytes(k))
-            var scanner = RunScanner(run, key: key)
-            var lastKey = key
-            while let e = scanner.next() { lastKey = e.key }
-            if scanner.malformed { throw Runs.malformed(table, key, env) }
+            let view = try runView(table, k, v)
+            let lastKey = entryKey(view, view.count - 1)
             runWrites?.lastKeys[table.id] = .some(lastKey)
             guard number > lastKey else { return nil }
             var writer = RunWriter(capacity: budget)
-            writer.append(run: run, firstKey: key, lastKey: lastKey, count: scanner.count)
+            guard writer.append(0..<view.count, of: view, keys: entryKeys(view, 0..<view.count)) else {
+                throw Runs.malformed(table, view.key, env)
+            }
             return RunWrites.Tail(writer: writer, stored: true)
         }
     }
@@ -301,14 +342,16 @@ extension Transaction {
         return (k, v)
     }
 
-    /// Stores `run` (first key `firstKey`; nil: it is empty) in place of the run under `replacing` (nil:
-    /// none), on which `cursor` stands: written over it where it was when its key stays and it fits,
-    /// otherwise the old run deleted and `run` written split into runs of at most `budget` bytes (about
-    /// equal, so that the next inserts do not split them again).
-    private func store(_ table: Table, _ run: [UInt8], firstKey: UInt64?, replacing old: UInt64?, _ cursor: OpaquePointer?) throws {
-        if let old, let firstKey, firstKey == old, run.count <= budget {
+    /// Stores `run` (nil: it is empty) in place of the run under `replacing` (nil: none), on which
+    /// `cursor` stands: written over it where it was when its key stays and it fits, otherwise the old run
+    /// deleted and `run` written split into runs of at most `budget` bytes (about equal, so that the next
+    /// inserts do not split them again).
+    private func store(_ table: Table, _ run: RunWriter, replacing old: UInt64?, _ cursor: OpaquePointer?) throws {
+        guard let writes = runWrites else { return }
+        if let old, run.count > 0, run.firstKey == old, run.size <= budget {
+            run.encode(into: &writes.encoded)
             try Runs.withKey(old) { k in
-                try run.withUnsafeBytes { v in
+                try writes.encoded.withUnsafeBytes { v in
                     var key = mdbVal(k)
                     var value = mdbVal(v)
                     let rc = mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT))
@@ -323,25 +366,9 @@ extension Transaction {
             if rc == MDB_MAP_FULL { throw MapFull() }
             try env.check(rc)
         }
-        guard let firstKey else { return }
-        guard run.count > budget else {
-            try Runs.withKey(firstKey) { k in try run.withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
-            return
-        }
-        let target = run.count / ((run.count + budget - 1) / budget)
-        try run.withUnsafeBytes { all in
-            var scanner = RunScanner(all, key: firstKey)
-            var piece = RunWriter(capacity: budget)
-            func write() throws {
-                try Runs.withKey(piece.firstKey) { k in try piece.bytes.withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
-                piece.reset()
-            }
-            while let e = scanner.next() {
-                let size = piece.size(adding: e.key, valueCount: e.end - e.value - Checksum.size)
-                if piece.count > 0 && (size > budget || piece.bytes.count >= target) { try write() }
-                piece.append(e, of: all)
-            }
-            if piece.count > 0 { try write() }
+        guard run.count > 0 else { return }
+        try run.split(budget: budget) { piece in
+            try Runs.withKey(piece.firstKey) { k in try piece.encoded().withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
         }
     }
 

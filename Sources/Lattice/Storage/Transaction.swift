@@ -60,6 +60,8 @@ final class Transaction {
     let budget: Int
     /// A write transaction's entries of packed tables not yet in LMDB (nil for a read transaction).
     let runWrites: RunWrites?
+    /// The keys of the run a write is rebuilding (see `runView`).
+    var runKeys: [UInt64] = []
     /// A read transaction's LMDB cursors for lookups in packed tables, by table id, and whether each was
     /// renewed for the current snapshot.
     private var lookupCursors: [OpaquePointer?] = []

@@ -1,0 +1,174 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+final class PackedNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var text = ""
+    @Persisted(indexed: true) var group = 0
+}
+
+final class PackedTag: Object {
+    @Persisted var label = ""
+}
+
+/// Object tables of file format 6 hold runs of records (see `Runs`): these tests drive them through the
+/// public API with keys added in order, in the middle, at the front and far apart, records from empty to
+/// larger than a run (and than the 64 KiB a run's short end table covers), deletes that empty runs and
+/// change their first key, cancelled writes and map growth, against a model, and read the file again from
+/// disk.
+final class PackedTableTests: XCTestCase {
+    private func text(_ length: Int, _ seed: Int) -> String {
+        String(repeating: Character(UnicodeScalar(UInt8(97 + seed % 26))), count: length)
+    }
+
+    /// Random edits against a dictionary model, checked by every read path after each write.
+    func testRandomEditsReadBackAsTheModelInEveryWay() throws {
+        let db = makeTempDatabase("packed")
+        var random = SeededGenerator(state: 0x5EED_0F_0006)
+        var model: [Int: (text: String, group: Int)] = [:]
+        func check(_ lattice: Lattice, _ step: String) throws {
+            let notes = lattice.objects(PackedNote.self)
+            XCTAssertEqual(notes.count, model.count, step)
+            let keys = model.keys.sorted()
+            XCTAssertEqual(notes.map(\.id), keys, "\(step): a walk lists every key in order")
+            XCTAssertEqual(notes.reversed().map(\.id), keys.reversed(), "\(step): backwards too")
+            for (i, key) in keys.enumerated() where i % 7 == 0 {
+                XCTAssertEqual(notes[i].id, key, "\(step): by position")
+            }
+            for probe in 0..<60 {
+                let key = probe * 41 % 2_600 - 100
+                let found = lattice.object(ofType: PackedNote.self, forPrimaryKey: key)
+                XCTAssertEqual(found?.text, model[key]?.text, "\(step): lookup of \(key)")
+            }
+            for key in keys where key % 5 == 0 {
+                XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: key)?.text, model[key]?.text, "\(step): lookup of \(key)")
+            }
+            let grouped = try lattice.objects(PackedNote.self).filter("group == 3").map(\.id)
+            XCTAssertEqual(grouped, keys.filter { model[$0]?.group == 3 }, "\(step): through the index")
+            let ranged = try lattice.objects(PackedNote.self).filter("id >= 500 AND id < 900").map(\.id)
+            XCTAssertEqual(ranged, keys.filter { $0 >= 500 && $0 < 900 }, "\(step): a key range")
+        }
+        do {
+            let lattice = try db.open([PackedNote.self])
+            for round in 0..<30 {
+                var pending = model
+                let cancel = round % 9 == 4
+                try lattice.beginWrite()
+                for _ in 0..<(1 + random.next(60)) {
+                    let kind = random.next(10)
+                    let key: Int
+                    switch kind {
+                    case 0...2: key = (pending.keys.max() ?? 0) + 1 + random.next(3)   // appends
+                    case 3: key = -random.next(100)                                     // at the front
+                    default: key = random.next(2_500)                                  // anywhere
+                    }
+                    if kind == 9, !pending.isEmpty {
+                        let victim = pending.keys.sorted()[random.next(pending.count)]
+                        if let note = lattice.object(ofType: PackedNote.self, forPrimaryKey: victim) { try lattice.delete(note) }
+                        pending[victim] = nil
+                        continue
+                    }
+                    // Mostly short records; now and then one larger than a run, or than 64 KiB.
+                    let length = [random.next(90), random.next(400), 2_500 + random.next(800), 70_000][random.next(20) == 0 ? 3 : random.next(3)]
+                    let note = PackedNote()
+                    note.id = key
+                    note.text = text(length, key)
+                    note.group = random.next(6)
+                    try lattice.add(note, update: .modified)
+                    pending[key] = (note.text, note.group)
+                }
+                if cancel {
+                    lattice.cancelWrite()
+                } else {
+                    try lattice.commitWrite()
+                    model = pending
+                }
+                try check(lattice, "round \(round)")
+            }
+            XCTAssertEqual(lattice.verify(), [])
+        }
+        let reopened = try db.open([PackedNote.self])
+        try check(reopened, "reopened")
+        XCTAssertEqual(reopened.verify(), [])
+        try assertRunsWithinBudget(db, "o:PackedNote")
+    }
+
+    /// Reads inside the write see the records the transaction added (still in memory) and the ones it
+    /// changed; a class without a primary key gets its sequence keys in order.
+    func testReadsInsideAWriteSeeItsOwnAdds() throws {
+        let db = makeTempDatabase("packed")
+        let lattice = try db.open([PackedNote.self, PackedTag.self])
+        try lattice.write {
+            for i in 0..<500 {
+                let note = PackedNote()
+                note.id = i
+                note.text = "note \(i)"
+                try lattice.add(note)
+                let tag = PackedTag()
+                tag.label = "tag \(i)"
+                try lattice.add(tag)
+                if i % 50 == 49 {
+                    XCTAssertEqual(lattice.objects(PackedNote.self).count, i + 1)
+                    XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: i - 10)?.text, "note \(i - 10)")
+                    XCTAssertEqual(lattice.objects(PackedTag.self).last?.label, "tag \(i)")
+                }
+            }
+            try lattice.delete(try XCTUnwrap(lattice.object(ofType: PackedNote.self, forPrimaryKey: 0)))
+            XCTAssertEqual(lattice.objects(PackedNote.self).first?.id, 1, "the first record of the first run gone")
+        }
+        XCTAssertEqual(lattice.objects(PackedTag.self).map(\.label), (0..<500).map { "tag \($0)" })
+        XCTAssertEqual(lattice.verify(), [])
+        try assertRunsWithinBudget(db, "o:PackedNote")
+    }
+
+    /// A write that outgrows a small map several times over replays its packed writes on the grown map:
+    /// nothing lost, nothing applied twice.
+    func testAWriteThatGrowsTheMapKeepsEveryRecord() throws {
+        let db = makeTempDatabase("packed")
+        let lattice = try Lattice(configuration: db.configuration([PackedNote.self], initialMapSize: 64 << 10))
+        try lattice.write {
+            for i in 0..<3_000 {
+                let note = PackedNote()
+                note.id = i % 2 == 0 ? i : 10_000 - i   // appends and inserts below them
+                note.text = text(200, i)
+                try lattice.add(note)
+                if i % 3 == 0, i > 0, let earlier = lattice.object(ofType: PackedNote.self, forPrimaryKey: i - 2) { try lattice.delete(earlier) }
+            }
+        }
+        let reopened = try db.open([PackedNote.self])
+        // Deleted: keys i - 2 for i = 6, 12, 18, ... (the odd keys i - 2 never existed).
+        let added: [Int] = (0..<3_000).map { (i: Int) -> Int in i % 2 == 0 ? i : 10_000 - i }
+        let expected: [Int] = added.filter { (key: Int) -> Bool in !(key % 6 == 4 && key + 2 < 3_000) }
+        XCTAssertEqual(reopened.objects(PackedNote.self).map(\.id), expected.sorted())
+        XCTAssertEqual(reopened.verify(), [])
+    }
+
+    /// Every run of `table` parses, holds its entries in key order under their checksums, and is at most
+    /// a run's budget unless it holds a single entry; the count entry matches.
+    private func assertRunsWithinBudget(_ db: TempDatabase, _ table: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try RawLMDB.withWrite(db.path) { txn in
+            let entries = try RawLMDB.entries(txn, database: table)
+            var total = 0
+            var previous: UInt64?
+            for (key, run) in entries where key.count == 8 {
+                try run.withUnsafeBytes { bytes in
+                    let view = try XCTUnwrap(RunView(bytes, key: key.withUnsafeBytes { Runs.number($0) }), file: file, line: line)
+                    XCTAssertTrue(bytes.count <= Runs.budget(pageSize: 4096) || view.count == 1, "a run over budget", file: file, line: line)
+                    var keys: [UInt64] = []
+                    XCTAssertTrue(view.keys(into: &keys), file: file, line: line)
+                    XCTAssertTrue(previous.map { $0 < keys[0] } ?? true, "runs in key order", file: file, line: line)
+                    previous = keys.last
+                    for (i, number) in keys.enumerated() {
+                        let sealed = try XCTUnwrap(view.entry(i), file: file, line: line)
+                        let opened = Runs.withKey(number) { Checksum.open(key: $0, sealed: sealed) != nil }
+                        XCTAssertTrue(opened, "an entry fails its checksum", file: file, line: line)
+                    }
+                    total += view.count
+                }
+            }
+            let count = try XCTUnwrap(entries.first { $0.key == Runs.countKey }, "the count entry", file: file, line: line)
+            XCTAssertEqual(count.value.prefix(8).withUnsafeBytes { Int($0.loadUnaligned(as: Int64.self)) }, total, file: file, line: line)
+        }
+    }
+}
