@@ -94,6 +94,57 @@ final class PackedTableTests: XCTestCase {
         try assertRunsWithinBudget(db, "o:PackedNote")
     }
 
+    /// Runs of consecutive keys (dense: no keys stored) edited anywhere: deleted from at their start,
+    /// middle and end, refilled, and changed in size, one transaction at a time.
+    func testConsecutiveKeysEditedAnywhere() throws {
+        let db = makeTempDatabase("packed")
+        var random = SeededGenerator(state: 0xD3_5E)
+        var model: [Int: String] = [:]
+        let lattice = try db.open([PackedNote.self])
+        try lattice.write {
+            for i in 1...3_000 {
+                let note = PackedNote()
+                note.id = i
+                note.text = text(40, i)
+                try lattice.add(note)
+                model[i] = note.text
+            }
+        }
+        func check(_ step: String) {
+            XCTAssertEqual(lattice.objects(PackedNote.self).map(\.id), model.keys.sorted(), step)
+            XCTAssertEqual(lattice.objects(PackedNote.self).map(\.text), model.keys.sorted().map { model[$0]! }, step)
+            for key in stride(from: 0, to: 3_010, by: 13) {
+                XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: key)?.text, model[key], "\(step): \(key)")
+            }
+        }
+        for round in 0..<12 {
+            try lattice.write {
+                for _ in 0..<40 {
+                    let key = 1 + random.next(3_000)
+                    switch random.next(3) {
+                    case 0:
+                        if let note = lattice.object(ofType: PackedNote.self, forPrimaryKey: key) { try lattice.delete(note) }
+                        model[key] = nil
+                    case 1:
+                        let note = PackedNote()
+                        note.id = key
+                        note.text = text(random.next(120), key + round)
+                        try lattice.add(note, update: .modified)
+                        model[key] = note.text
+                    default:
+                        if let note = lattice.object(ofType: PackedNote.self, forPrimaryKey: key) {
+                            note.text = text(random.next(120), key + 1)
+                            model[key] = note.text
+                        }
+                    }
+                }
+            }
+            check("round \(round)")
+        }
+        XCTAssertEqual(lattice.verify(), [])
+        try assertRunsWithinBudget(db, "o:PackedNote")
+    }
+
     /// Reads inside the write see the records the transaction added (still in memory) and the ones it
     /// changed; a class without a primary key gets its sequence keys in order.
     func testReadsInsideAWriteSeeItsOwnAdds() throws {

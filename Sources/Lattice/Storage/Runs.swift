@@ -53,6 +53,14 @@ enum Runs {
     static let wideFlag: UInt8 = 2
 }
 
+/// Where a key is or would go in a run (`RunView.place(of:)`).
+struct RunPlace {
+    var index: Int
+    var key: UInt64
+    var previous: UInt64?
+    var deltaAt: Int
+}
+
 /// A run read where it is: its header parsed (O(1)), entries found by position. Every offset is checked
 /// against the run's size before it is used: damage gives nil, never a read past the run.
 struct RunView {
@@ -129,16 +137,28 @@ struct RunView {
     /// and key; nil when the key deltas are damaged.
     @inline(__always)
     func find(_ wanted: UInt64) -> (index: Int, key: UInt64)? {
+        place(of: wanted).map { ($0.index, $0.key) }
+    }
+
+    /// Where `wanted` is or would go: the first entry whose key is at least `wanted` (`index` == `count`
+    /// when every key is below), its key (the last key when none), the key before it, and (not dense)
+    /// where its delta starts in the deltas. Nil when the deltas are damaged.
+    @inline(__always)
+    func place(of wanted: UInt64) -> RunPlace? {
         if isDense {
-            if wanted <= key { return (0, key) }
+            if wanted <= key { return RunPlace(index: 0, key: key, previous: nil, deltaAt: 0) }
             let i = wanted - key
-            return i < UInt64(count) ? (Int(i), wanted) : (count, key &+ UInt64(count - 1))
+            if i < UInt64(count) { return RunPlace(index: Int(i), key: wanted, previous: wanted - 1, deltaAt: 0) }
+            let last = key &+ UInt64(count - 1)
+            return RunPlace(index: count, key: last, previous: last, deltaAt: 0)
         }
         guard let base = bytes.baseAddress else { return nil }
         var at = deltas
         let stop = deltas + deltaBytes
         var current = key
+        var previous: UInt64?
         for i in 0..<count {
+            let start = at
             var delta: UInt64
             guard at < stop else { return nil }
             let byte = base.load(fromByteOffset: at, as: UInt8.self)
@@ -152,11 +172,15 @@ struct RunView {
             guard i == 0 ? delta == 0 : delta > 0 else { return nil }
             let (sum, overflow) = current.addingReportingOverflow(delta)
             guard !overflow else { return nil }
+            if sum >= wanted { return RunPlace(index: i, key: sum, previous: i == 0 ? nil : current, deltaAt: start - deltas) }
             current = sum
-            if current >= wanted { return (i, current) }
+            previous = sum
         }
-        return (count, current)
+        return RunPlace(index: count, key: current, previous: previous, deltaAt: deltaBytes)
     }
+
+    /// The key deltas as stored (not dense).
+    var deltaRegion: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[deltas..<(deltas + deltaBytes)]) }
 
     /// Every key in order, into `keys` (emptied first); false when the deltas are damaged.
     func keys(into keys: inout [UInt64]) -> Bool {
@@ -293,20 +317,29 @@ struct RunWriter {
         }
     }
 
-    /// Appends entries `range` of `view` as they are stored; `keys` are their keys, in order.
-    /// False, appending nothing, when their ends are damaged.
-    mutating func append(_ range: Range<Int>, of view: RunView, keys: some Sequence<UInt64>) -> Bool {
+    /// Appends entries `range` of `view` as they are stored; `keys` holds the view's keys when it is not
+    /// dense (a dense view's are computed). False, appending nothing, when their ends are damaged.
+    mutating func append(_ range: Range<Int>, of view: RunView, keys viewKeys: [UInt64]) -> Bool {
+        guard !range.isEmpty else { return true }
         guard let (start, bytes) = view.area(range) else { return false }
         var previous = start
+        let offset = area.count - start
+        let firstEnd = ends.count
         for i in range {
             let end = view.entryEnd(i)
-            guard end >= previous + Checksum.size, end <= start + bytes.count else { return false }
+            guard end >= previous + Checksum.size, end <= start + bytes.count else {
+                ends.removeSubrange(firstEnd...)
+                return false
+            }
+            ends.append(end + offset)
             previous = end
         }
-        let offset = area.count - start
         area.append(contentsOf: bytes)
-        for key in keys { note(key) }
-        for i in range { ends.append(view.entryEnd(i) + offset) }
+        if view.isDense {
+            for i in range { note(view.key &+ UInt64(i)) }
+        } else {
+            for i in range { note(viewKeys[i]) }
+        }
         return true
     }
 
@@ -317,27 +350,175 @@ struct RunWriter {
         return out
     }
 
-    /// The run, encoded into `out` (emptied first).
+    /// The run, encoded into `out` (replaced).
     func encode(into out: inout [UInt8]) {
-        out.removeAll(keepingCapacity: true)
+        let total = size
         let wide = area.count > 0xFFFF
-        out.append((dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0))
-        Varint.append(UInt64(count), to: &out)
-        if !dense {
-            Varint.append(UInt64(deltaBytes), to: &out)
-            var previous = firstKey
-            for key in keys {
-                Varint.append(key &- previous, to: &out)
-                previous = key
+        // Written in place in the buffer `out` already has (zeroed first: cheaper than an allocation).
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: repeatElement(0, count: total))
+        out.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var at = 0
+            func put(_ byte: UInt8) {
+                base.storeBytes(of: byte, toByteOffset: at, as: UInt8.self)
+                at += 1
             }
+            func putVarint(_ value: UInt64) {
+                var v = value
+                while v >= 0x80 {
+                    put(UInt8(truncatingIfNeeded: v) | 0x80)
+                    v >>= 7
+                }
+                put(UInt8(v))
+            }
+            put((dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0))
+            putVarint(UInt64(count))
+            if !dense {
+                putVarint(UInt64(deltaBytes))
+                var previous = firstKey
+                for key in keys {
+                    putVarint(key &- previous)
+                    previous = key
+                }
+            }
+            for end in ends {
+                if wide {
+                    base.storeBytes(of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt32.self)
+                    at += 4
+                } else {
+                    base.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt16.self)
+                    at += 2
+                }
+            }
+            precondition(at + area.count == total, "a run's header came out of another size than computed")
+            area.withUnsafeBytes { if let source = $0.baseAddress { (base + at).copyMemory(from: source, byteCount: $0.count) } }
         }
-        for end in ends {
-            if wide {
-                withUnsafeBytes(of: UInt32(end).littleEndian) { out.append(contentsOf: $0) }
+    }
+}
+
+/// Edits of a stored run as bytes: one entry removed, replaced or inserted, every other entry's value and
+/// checksum copied as they are, the ends shifted and the deltas spliced. O(entries) in simple loops and
+/// copies, where rebuilding the run entry by entry costs several times more.
+enum RunSplice {
+    /// `view` with the entry at `place` removed (`removing`) and/or `value` inserted there under `key`,
+    /// written to `out`; returns the new run's first key and entry count (0: nothing left).
+    static func splice(_ view: RunView, at place: RunPlace, removing: Bool, inserting key: UInt64?, value: UnsafeRawBufferPointer,
+                       into out: inout [UInt8]) -> (firstKey: UInt64, count: Int)? {
+        let i = place.index
+        let n = view.count
+        let removed = removing ? 1 : 0
+        let added = key == nil ? 0 : 1
+        let count = n - removed + added
+        guard count > 0 else {
+            out.removeAll(keepingCapacity: true)
+            return (0, 0)
+        }
+        // The entry area: the entries before `i`, the new one, the entries after the one removed.
+        guard let before = view.area(0..<i), let after = view.area((i + removed)..<n) else { return nil }
+        let newEntry = key == nil ? 0 : value.count + Checksum.size
+        let area = before.bytes.count + newEntry + after.bytes.count
+        let wide = area > 0xFFFF
+        // Keys: whether they stay consecutive (a dense view), the deltas otherwise, and the first key.
+        var dense = false
+        var deltas: [UInt8] = []
+        var first = view.key
+        if view.isDense {
+            let last = view.key &+ UInt64(n - 1)
+            switch (removing, key) {
+            case (true, nil): dense = i == 0 || i == n - 1
+            case (true, _?): dense = true  // replaced under the same key
+            case (false, let key?): dense = (i == n && key == last &+ 1) || (i == 0 && key &+ 1 == view.key)
+            case (false, nil): dense = true
+            }
+            if dense {
+                first = i == 0 ? key ?? view.key &+ 1 : view.key
             } else {
-                withUnsafeBytes(of: UInt16(end).littleEndian) { out.append(contentsOf: $0) }
+                var keys = (0..<n).map { view.key &+ UInt64($0) }
+                if removing { keys.remove(at: i) }
+                if let key { keys.insert(key, at: i) }
+                first = keys[0]
+                for (j, k) in keys.enumerated() { Varint.append(j == 0 ? 0 : k &- keys[j - 1], to: &deltas) }
+            }
+        } else {
+            guard let spliced = spliceDeltas(view, place, removing: removing, inserting: key, into: &deltas) else { return nil }
+            first = spliced
+        }
+        let header = 1 + Runs.varintSize(UInt64(count)) + (dense ? 0 : Runs.varintSize(UInt64(deltas.count)) + deltas.count)
+        let total = header + count * (wide ? 4 : 2) + area
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: repeatElement(0, count: total))
+        out.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var at = 0
+            base.storeBytes(of: (dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0), as: UInt8.self)
+            at = 1
+            var scratch: [UInt8] = []
+            Varint.append(UInt64(count), to: &scratch)
+            if !dense { Varint.append(UInt64(deltas.count), to: &scratch) }
+            scratch.withUnsafeBytes { (base + at).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            at += scratch.count
+            if !dense {
+                deltas.withUnsafeBytes { if let d = $0.baseAddress { (base + at).copyMemory(from: d, byteCount: $0.count) } }
+                at += deltas.count
+            }
+            func putEnd(_ end: Int) {
+                if wide {
+                    base.storeBytes(of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt32.self)
+                    at += 4
+                } else {
+                    base.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt16.self)
+                    at += 2
+                }
+            }
+            for j in 0..<i { putEnd(view.entryEnd(j)) }
+            if key != nil { putEnd(before.bytes.count + newEntry) }
+            let shift = before.bytes.count + newEntry - after.start
+            for j in (i + removed)..<n { putEnd(view.entryEnd(j) + shift) }
+            if let source = before.bytes.baseAddress { (base + at).copyMemory(from: source, byteCount: before.bytes.count) }
+            at += before.bytes.count
+            if let key {
+                Runs.withKey(key) { Checksum.seal(key: $0, value: value, to: base + at) }
+                at += newEntry
+            }
+            if let source = after.bytes.baseAddress { (base + at).copyMemory(from: source, byteCount: after.bytes.count) }
+        }
+        return (first, count)
+    }
+
+    /// The deltas of a run that is not dense, with the entry at `place` removed and/or `key` inserted
+    /// there; returns the new first key (nil: the deltas are damaged).
+    private static func spliceDeltas(_ view: RunView, _ place: RunPlace, removing: Bool, inserting key: UInt64?,
+                                     into out: inout [UInt8]) -> UInt64? {
+        let region = view.deltaRegion
+        let i = place.index
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<place.deltaAt]))
+        var at = place.deltaAt
+        // The key after the place: the entry at `i` (kept) or the one after it (when `i` is removed).
+        var nextKey: UInt64?
+        if i < view.count {
+            guard let delta = RunView.varint(region, &at) else { return nil }
+            let atKey = (place.previous ?? view.key) &+ delta
+            if removing {
+                if i + 1 < view.count {
+                    guard let next = RunView.varint(region, &at) else { return nil }
+                    nextKey = atKey &+ next
+                }
+            } else {
+                nextKey = atKey
             }
         }
-        out.append(contentsOf: area)
+        let previous = place.previous
+        var first = view.key
+        if let key {
+            Varint.append(previous.map { key &- $0 } ?? 0, to: &out)
+            if previous == nil { first = key }
+            if let nextKey { Varint.append(nextKey &- key, to: &out) }
+        } else if let nextKey {
+            Varint.append(previous.map { nextKey &- $0 } ?? 0, to: &out)
+            if previous == nil { first = nextKey }
+        }
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[at...]))
+        return first
     }
 }

@@ -56,9 +56,12 @@ struct ByTable<Value> {
         }
     }
 
-    /// Removes the value of `id` and returns it (moved out: not copied).
+    /// Removes the value of `id` and returns it (its storage no longer shared with the array).
     mutating func take(_ id: UInt32) -> Value? {
-        Int(id) < values.count ? values[Int(id)].take() : nil
+        guard Int(id) < values.count else { return nil }
+        let value = values[Int(id)]
+        values[Int(id)] = nil
+        return value
     }
 
     /// The ids that have a value.
@@ -126,30 +129,27 @@ extension Transaction {
         if try appendToTail(table, number, value) { return true }
         guard let writes = runWrites else { return false }
         let cursor = try writeCursor(table)
-        // The transaction's buffer, taken (not copied) for the rebuild.
-        var run = RunWriter()
-        swap(&run, &writes.scratch)
-        defer { swap(&run, &writes.scratch) }
-        run.reset()
-        let replaced: UInt64?
-        var replacing = false
-        if let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) {
-            // The run rebuilt (LMDB's copy is read before anything is written): the entries before the
-            // place, the new one, the entries after it (less the one replaced).
-            let view = try runView(table, k, v)
-            let at = try position(table, view, number)
-            replacing = at < view.count && entryKey(view, at) == number
-            if replacing && (mode == .insertNew || mode == .append) { return false }
-            guard run.append(0..<at, of: view, keys: entryKeys(view, 0..<at)) else { throw Runs.malformed(table, view.key, env) }
+        guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) else {
+            var run = RunWriter()
             run.append(key: number, value: value)
-            let rest = (replacing ? at + 1 : at)..<view.count
-            guard run.append(rest, of: view, keys: entryKeys(view, rest)) else { throw Runs.malformed(table, view.key, env) }
-            replaced = view.key
-        } else {
-            run.append(key: number, value: value)
-            replaced = nil
+            try store(table, run.encoded(), first: number, count: 1, replacing: nil, cursor)
+            try adjustCount(table, by: 1)
+            return true
         }
-        try store(table, run, replacing: replaced, cursor)
+        // The run edited as bytes (LMDB's copy is read before anything is written).
+        let runKey = Runs.number(bytes(k))
+        guard let view = RunView(bytes(v), key: runKey), let place = view.place(of: number) else { throw Runs.malformed(table, runKey, env) }
+        let replacing = place.index < view.count && place.key == number
+        if replacing && (mode == .insertNew || mode == .append) { return false }
+        if replacing, let old = view.entry(place.index), old.count == value.count + Checksum.size {
+            // The same size (a changed number, say): the run's bytes with this entry sealed anew.
+            try overwrite(table, view, entry: old, key: key, value: value, cursor)
+            return true
+        }
+        guard let spliced = RunSplice.splice(view, at: place, removing: replacing, inserting: number, value: value, into: &writes.encoded) else {
+            throw Runs.malformed(table, runKey, env)
+        }
+        try store(table, writes.encoded, first: spliced.firstKey, count: spliced.count, replacing: runKey, cursor)
         if !replacing {
             try adjustCount(table, by: 1)
             if case let known?? = writes.lastKeys[table.id], number > known { writes.lastKeys[table.id] = .some(number) }
@@ -164,21 +164,36 @@ extension Transaction {
         let number = Runs.number(key)
         let cursor = try writeCursor(table)
         guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) else { return false }
-        let view = try runView(table, k, v)
-        let at = try position(table, view, number)
-        guard at < view.count, entryKey(view, at) == number else { return false }
-        var run = RunWriter()
-        swap(&run, &writes.scratch)
-        defer { swap(&run, &writes.scratch) }
-        run.reset()
-        let rest = (at + 1)..<view.count
-        guard run.append(0..<at, of: view, keys: entryKeys(view, 0..<at)), run.append(rest, of: view, keys: entryKeys(view, rest)) else {
-            throw Runs.malformed(table, view.key, env)
+        let runKey = Runs.number(bytes(k))
+        guard let view = RunView(bytes(v), key: runKey), let place = view.place(of: number) else { throw Runs.malformed(table, runKey, env) }
+        guard place.index < view.count, place.key == number else { return false }
+        guard let spliced = RunSplice.splice(view, at: place, removing: true, inserting: nil, value: Bytes(start: nil, count: 0),
+                                             into: &writes.encoded) else {
+            throw Runs.malformed(table, runKey, env)
         }
-        try store(table, run, replacing: view.key, cursor)
+        try store(table, writes.encoded, first: spliced.firstKey, count: spliced.count, replacing: runKey, cursor)
         try adjustCount(table, by: -1)
         if case let known?? = writes.lastKeys[table.id], number == known { writes.lastKeys[table.id] = nil }
         return true
+    }
+
+    /// Writes `view` again with the entry whose value and checksum are `entry` (within it) replaced by
+    /// `value` of the same size: the LMDB cursor stands on the run, so LMDB writes it where it is.
+    private func overwrite(_ table: Table, _ view: RunView, entry: Bytes, key: Bytes, value: Bytes, _ cursor: OpaquePointer?) throws {
+        guard let writes = runWrites, let start = view.bytes.baseAddress, let at = entry.baseAddress else { return }
+        writes.encoded.removeAll(keepingCapacity: true)
+        writes.encoded.append(contentsOf: view.bytes)
+        try writes.encoded.withUnsafeMutableBytes { run in
+            guard let base = run.baseAddress else { return }
+            Checksum.seal(key: key, value: value, to: base + (at - start))
+            try Runs.withKey(view.key) { runKey in
+                var k = mdbVal(runKey)
+                var v = mdbVal(UnsafeRawBufferPointer(run))
+                let rc = mdb_cursor_put(cursor, &k, &v, UInt32(MDB_CURRENT))
+                if rc == MDB_MAP_FULL { throw MapFull() }
+                try env.check(rc)
+            }
+        }
     }
 
     /// The run stored as LMDB's entry `k`/`v`, with its keys decoded when it is not dense (into `runKeys`).
@@ -209,9 +224,6 @@ extension Transaction {
         view.isDense ? view.key &+ UInt64(i) : runKeys[i]
     }
 
-    private func entryKeys(_ view: RunView, _ range: Range<Int>) -> LazyMapSequence<Range<Int>, UInt64> {
-        range.lazy.map { self.entryKey(view, $0) }
-    }
 
     /// `drop` of a packed table (logged by the caller): its runs and count go.
     func runDrop(_ table: Table) throws {
@@ -257,11 +269,12 @@ extension Transaction {
     /// Writes the tail run of `table`, if it has one.
     func storeTail(_ table: Table) throws {
         guard let tail = runWrites?.tails.take(table.id) else { return }
-        try Runs.withKey(tail.writer.firstKey) { k in
-            try tail.writer.encoded().withUnsafeBytes { v in
-                if try tail.stored || !rawPut(table, k, v, flags: UInt32(MDB_APPEND)) {
-                    _ = try rawPut(table, k, v, flags: 0)
-                }
+        let run = tail.writer.encoded()
+        let flags = tail.stored ? 0 : UInt32(MDB_APPEND)
+        var key = tail.writer.firstKey.bigEndian
+        try withUnsafeBytes(of: &key) { k in
+            try run.withUnsafeBytes { v in
+                if try !rawPut(table, k, v, flags: flags) { _ = try rawPut(table, k, v, flags: 0) }
             }
         }
     }
@@ -324,7 +337,7 @@ extension Transaction {
             runWrites?.lastKeys[table.id] = .some(lastKey)
             guard number > lastKey else { return nil }
             var writer = RunWriter(capacity: budget)
-            guard writer.append(0..<view.count, of: view, keys: entryKeys(view, 0..<view.count)) else {
+            guard writer.append(0..<view.count, of: view, keys: runKeys) else {
                 throw Runs.malformed(table, view.key, env)
             }
             return RunWrites.Tail(writer: writer, stored: true)
@@ -342,16 +355,14 @@ extension Transaction {
         return (k, v)
     }
 
-    /// Stores `run` (nil: it is empty) in place of the run under `replacing` (nil: none), on which
-    /// `cursor` stands: written over it where it was when its key stays and it fits, otherwise the old run
-    /// deleted and `run` written split into runs of at most `budget` bytes (about equal, so that the next
-    /// inserts do not split them again).
-    private func store(_ table: Table, _ run: RunWriter, replacing old: UInt64?, _ cursor: OpaquePointer?) throws {
-        guard let writes = runWrites else { return }
-        if let old, run.count > 0, run.firstKey == old, run.size <= budget {
-            run.encode(into: &writes.encoded)
+    /// Stores the encoded `run` (`count` entries from `first`; 0: it is empty) in place of the run under
+    /// `replacing` (nil: none), on which `cursor` stands: written over it where it was when its key stays
+    /// and it fits, otherwise the old run deleted and `run` written, split into runs of at most `budget`
+    /// bytes when larger.
+    private func store(_ table: Table, _ run: [UInt8], first: UInt64, count: Int, replacing old: UInt64?, _ cursor: OpaquePointer?) throws {
+        if let old, count > 0, first == old, run.count <= budget || count == 1 {
             try Runs.withKey(old) { k in
-                try writes.encoded.withUnsafeBytes { v in
+                try run.withUnsafeBytes { v in
                     var key = mdbVal(k)
                     var value = mdbVal(v)
                     let rc = mdb_cursor_put(cursor, &key, &value, UInt32(MDB_CURRENT))
@@ -366,8 +377,18 @@ extension Transaction {
             if rc == MDB_MAP_FULL { throw MapFull() }
             try env.check(rc)
         }
-        guard run.count > 0 else { return }
-        try run.split(budget: budget) { piece in
+        guard count > 0 else { return }
+        if run.count <= budget || count == 1 {
+            try Runs.withKey(first) { k in try run.withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
+            return
+        }
+        // Too large: split through a writer.
+        var writer = RunWriter(capacity: run.count)
+        try run.withUnsafeBytes { bytes in
+            guard let view = RunView(bytes, key: first), view.isDense || view.keys(into: &runKeys),
+                  writer.append(0..<view.count, of: view, keys: runKeys) else { throw Runs.malformed(table, first, env) }
+        }
+        try writer.split(budget: budget) { piece in
             try Runs.withKey(piece.firstKey) { k in try piece.encoded().withUnsafeBytes { _ = try rawPut(table, k, $0, flags: 0) } }
         }
     }
