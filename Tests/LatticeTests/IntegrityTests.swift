@@ -254,7 +254,7 @@ final class IntegrityTests: XCTestCase {
         try RawLMDB.withWrite(db.path) { txn in
             var ageKey: [UInt8] = []
             KeyCodec.appendInt(10, to: &ageKey)
-            try RawLMDB.deleteDuplicate(txn, database: "i:DamageOwner.age", key: ageKey, value: owner100)
+            try RawLMDB.unfile(txn, database: "i:DamageOwner.age", key: ageKey, objectKey: owner100)
             // Five links from owner 100 through `best`: five values, numbered 0 to 4.
             for ordinal in 0..<5 {
                 try RawLMDB.put(txn, database: "b:DamagePet", key: BacklinkTable.key(1, linkID),
@@ -379,9 +379,13 @@ final class IntegrityTests: XCTestCase {
     /// Turns the file into what format 1 wrote: the same values without their checksums, backlinks by target.
     private func convertToFormatOne(_ path: String) throws {
         try RawLMDB.withWrite(path) { txn in
-            // Object tables one record per entry, as formats before 6 store them.
-            for name in try RawLMDB.databaseNames(txn) where SealedTables().packs(name) {
-                try RawLMDB.store(txn, database: name, records: try RawLMDB.records(txn, database: name), unpacked: true)
+            // Object tables one record per entry and indexes one object per duplicate, as formats before 6 store them.
+            for name in try RawLMDB.databaseNames(txn) {
+                if SealedTables().packs(name) {
+                    try RawLMDB.store(txn, database: name, records: try RawLMDB.records(txn, database: name), unpacked: true)
+                } else if SealedTables().packsDuplicates(name) {
+                    try RawLMDB.unpackIndex(txn, database: name)
+                }
             }
             for name in try RawLMDB.databaseNames(txn) where SealedTables().seals(name) {
                 for (key, value) in try RawLMDB.entries(txn, database: name) {
@@ -634,6 +638,58 @@ extension RawLMDB {
             let count = withUnsafeBytes(of: Int64(records.count).littleEndian) { Array($0) }
             try put(txn, database: database, key: Runs.countKey,
                     value: Runs.countKey.withUnsafeBytes { k in count.withUnsafeBytes { Checksum.sealed(key: k, value: $0) } }, dupSort: false)
+        }
+    }
+
+    /// The (index key, 8-byte object key) pairs of a packed index (file format 6, see `Blocks`).
+    static func indexEntries(_ txn: OpaquePointer?, database: String) throws -> [(key: [UInt8], value: [UInt8])] {
+        var out: [(key: [UInt8], value: [UInt8])] = []
+        for (key, block) in try entries(txn, database: database) {
+            var keys: [UInt64] = []
+            try block.withUnsafeBytes { XCTAssertTrue(try XCTUnwrap(BlockView($0), "a block that does not parse").keys(into: &keys)) }
+            for number in keys { out.append((key, Runs.withKey(number) { Array($0) })) }
+        }
+        return out
+    }
+
+    /// Rewrites a packed index as format 4 stores one: one 8-byte duplicate per object, in a table
+    /// created again with fixed-size duplicates.
+    static func unpackIndex(_ txn: OpaquePointer?, database: String) throws {
+        let all = try indexEntries(txn, database: database)
+        var dbi = MDB_dbi()
+        try check(mdb_dbi_open(txn, database, 0, &dbi))
+        try check(mdb_drop(txn, dbi, 1))
+        try check(mdb_dbi_open(txn, database, UInt32(MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED), &dbi))
+        for entry in all { try put(txn, database: database, key: entry.key, value: entry.value, dupSort: true) }
+    }
+
+    /// Removes an object key from a packed index behind Lattice's back.
+    static func unfile(_ txn: OpaquePointer?, database: String, key: [UInt8], objectKey: [UInt8]) throws {
+        let number = objectKey.withUnsafeBytes { Runs.number($0) }
+        var dbi = MDB_dbi()
+        try check(mdb_dbi_open(txn, database, 0, &dbi))
+        for (k, block) in try entries(txn, database: database) where k == key {
+            var keys: [UInt64] = []
+            block.withUnsafeBytes { _ = BlockView($0)?.keys(into: &keys) }
+            guard let i = keys.firstIndex(of: number) else { continue }
+            keys.remove(at: i)
+            try key.withUnsafeBytes { kb in
+                try block.withUnsafeBytes { vb in
+                    var kv = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+                    var vv = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
+                    try check(mdb_del(txn, dbi, &kv, &vv))
+                }
+            }
+            for rest in BlockWriter.blocks(keys) {
+                try key.withUnsafeBytes { kb in
+                    try rest.withUnsafeBytes { vb in
+                        var kv = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
+                        var vv = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
+                        try check(mdb_put(txn, dbi, &kv, &vv, 0))
+                    }
+                }
+            }
+            return
         }
     }
 

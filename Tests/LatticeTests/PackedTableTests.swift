@@ -145,6 +145,71 @@ final class PackedTableTests: XCTestCase {
         try assertRunsWithinBudget(db, "o:PackedNote")
     }
 
+    /// Indexes of a packed file hold blocks of object keys (see `Blocks`): many objects under one value
+    /// (blocks split), objects moved between values, deleted, and filed below others, read back through
+    /// equality and range queries, counts, sorting by the index, and a fresh handle.
+    func testIndexesHoldBlocksOfObjectKeys() throws {
+        let db = makeTempDatabase("packed")
+        var random = SeededGenerator(state: 0xB10C)
+        var model: [Int: Int] = [:]
+        let lattice = try db.open([PackedNote.self])
+        try lattice.write {
+            for i in stride(from: 10, to: 50_000, by: 10) {
+                let note = PackedNote()
+                note.id = i
+                note.group = i % 7
+                try lattice.add(note)
+                model[i] = note.group
+            }
+        }
+        try RawLMDB.withWrite(db.path) { txn in
+            let blocks = try RawLMDB.entries(txn, database: "i:PackedNote.group")
+            XCTAssertLessThan(blocks.count, 100, "about 700 object keys to a block")
+            XCTAssertEqual(try RawLMDB.indexEntries(txn, database: "i:PackedNote.group").count, model.count)
+        }
+        func check(_ lattice: Lattice, _ step: String) throws {
+            for group in 0..<8 {
+                let expected = model.keys.filter { model[$0] == group }.sorted()
+                XCTAssertEqual(try lattice.objects(PackedNote.self).filter("group == %@", group).map(\.id), expected, "\(step): group \(group)")
+                XCTAssertEqual(try lattice.objects(PackedNote.self).filter("group == %@", group).count, expected.count, "\(step): count")
+            }
+            let ranged = try lattice.objects(PackedNote.self).filter("group >= 2 AND group < 5").map(\.id)
+            XCTAssertEqual(ranged, model.keys.filter { (2..<5).contains(model[$0]!) }.sorted(), step)
+            let sorted = try lattice.objects(PackedNote.self).sorted(byKeyPath: "group").map(\.group)
+            XCTAssertEqual(sorted, model.values.sorted(), "\(step): sorted through the index")
+        }
+        try check(lattice, "filled")
+        for round in 0..<6 {
+            try lattice.write {
+                for _ in 0..<300 {
+                    let id = 10 * (1 + random.next(4_999))
+                    switch random.next(3) {
+                    case 0:
+                        if let note = lattice.object(ofType: PackedNote.self, forPrimaryKey: id) {
+                            note.group = random.next(8)
+                            model[id] = note.group
+                        }
+                    case 1:
+                        if let note = lattice.object(ofType: PackedNote.self, forPrimaryKey: id) { try lattice.delete(note) }
+                        model[id] = nil
+                    default:
+                        let note = PackedNote()
+                        note.id = id - 1 - random.next(8)   // between existing keys: filed inside blocks
+                        note.group = random.next(8)
+                        try lattice.add(note, update: .modified)
+                        model[note.id] = note.group
+                    }
+                }
+                try check(lattice, "inside write \(round)")
+            }
+            try check(lattice, "round \(round)")
+        }
+        XCTAssertEqual(lattice.verify(), [])
+        let reopened = try db.open([PackedNote.self], readOnly: true)
+        try check(reopened, "reopened")
+        XCTAssertEqual(reopened.verify(), [])
+    }
+
     /// Reads inside the write see the records the transaction added (still in memory) and the ones it
     /// changed; a class without a primary key gets its sequence keys in order.
     func testReadsInsideAWriteSeeItsOwnAdds() throws {

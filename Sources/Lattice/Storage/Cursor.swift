@@ -24,6 +24,8 @@ struct Cursor {
     let arena: ValueArena?
     /// For a packed table (see `Runs`): the state its moves go through, entry by entry.
     let runs: RunCursor?
+    /// For a packed index (see `Blocks`): the state its moves go through, object key by object key.
+    let blocks: BlockCursor?
 
     typealias Entry = (key: Bytes, value: Bytes)
 
@@ -32,6 +34,7 @@ struct Cursor {
     @inline(__always)
     private mutating func move(_ op: MDB_cursor_op, key: Bytes? = nil) throws -> Entry? {
         if let runs { return try runs.move(op, key) }
+        if let blocks { return try blocks.move(op, key) }
         var k = key.map(mdbVal) ?? MDB_val()
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
@@ -93,6 +96,7 @@ struct Cursor {
     /// In a sorted-duplicates table: the first duplicate of `key` that is at least `value`, or nil.
     mutating func seek(key: Bytes, atLeastValue value: Bytes) throws -> Entry? {
         if runs != nil { return nil }  // a packed table has no duplicates
+        if let blocks { return try blocks.seek(key: key, atLeastValue: value) }
         var k = mdbVal(key)
         var v = mdbVal(value)
         let rc = mdb_cursor_get(handle, &k, &v, MDB_GET_BOTH_RANGE)
@@ -104,6 +108,7 @@ struct Cursor {
     /// The key at the cursor, read without its value (for listing damage: the value may fail its checksum).
     func currentKey() -> [UInt8]? {
         if let runs { return runs.currentKey() }
+        if let blocks { return blocks.currentKey() }
         var k = MDB_val()
         var v = MDB_val()
         guard mdb_cursor_get(handle, &k, &v, MDB_GET_CURRENT) == 0 else { return nil }
@@ -114,6 +119,7 @@ struct Cursor {
     /// Number of duplicates at the current key.
     func duplicateCount() throws -> Int {
         if runs != nil { return 1 }
+        if let blocks { return try blocks.duplicateCount() }
         var n: Int = 0
         try env.check(mdb_cursor_count(handle, &n))
         return n

@@ -188,10 +188,12 @@ final class Environment: @unchecked Sendable {
                 let write = create && !options.readOnly
                 var txn: OpaquePointer?
                 try check(mdb_txn_begin(handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn))
+                var variable: Set<UInt32> = []
                 for spec in missing {
                     var flags = UInt32(0)
                     if write { flags |= UInt32(MDB_CREATE) }
-                    if spec.dupSort { flags |= UInt32(MDB_DUPSORT | MDB_DUPFIXED) }
+                    // Indexes of a packed file hold blocks of any size; other duplicates are 8 or 12 bytes.
+                    if spec.dupSort { flags |= UInt32(MDB_DUPSORT) | (seals.createsBlocks(spec.name) ? 0 : UInt32(MDB_DUPFIXED)) }
                     var dbi = MDB_dbi()
                     let rc = mdb_dbi_open(txn, spec.name, flags, &dbi)
                     if rc == MDB_NOTFOUND { continue }
@@ -203,10 +205,15 @@ final class Environment: @unchecked Sendable {
                         try check(rc)
                     }
                     state.tables[spec.name] = Table(id: dbi)
+                    // LMDB keeps the flags a table was created with: they tell a packed index.
+                    var stored: UInt32 = 0
+                    if mdb_dbi_flags(txn, dbi, &stored) == 0, stored & UInt32(MDB_DUPSORT) != 0, stored & UInt32(MDB_DUPFIXED) == 0 {
+                        variable.insert(dbi)
+                    }
                 }
                 // Committing (even a read-only transaction) keeps the new handles; aborting would close them.
                 try check(mdb_txn_commit(txn))
-                seals.register(state.tables)
+                seals.register(state.tables, variableDuplicates: variable)
             }
             return state.tables.filter { name, _ in specs.contains { $0.name == name } }
         }

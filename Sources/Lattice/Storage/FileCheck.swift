@@ -265,6 +265,13 @@ enum ValueBounds {
     }
 }
 
+/// How a table is packed (file format 6): not, into runs (`Runs`), or into blocks (`Blocks`).
+enum Packing: UInt8 {
+    case none = 0
+    case runs = 1
+    case blocks = 2
+}
+
 /// What the layer above Storage says about its tables: which hold checksummed values in a sealed file,
 /// and how a key is named in a message.
 protocol SealPolicy: Sendable {
@@ -276,8 +283,11 @@ protocol SealPolicy: Sendable {
     /// Whether the keys of table `name` hold values (index keys, set elements, map keys), which an
     /// encrypted file stores as keyed hashes.
     func hashesKeys(_ name: String) -> Bool
-    /// Whether table `name` is packed (see `Runs`) in a file of a packed format.
+    /// Whether table `name` is packed into runs (see `Runs`) in a file of a packed format.
     func packs(_ name: String) -> Bool
+    /// Whether sorted-duplicates table `name` is packed into blocks (see `Blocks`) in a file of a packed
+    /// format (LMDB's flags for the table say whether it is: see `Environment.openTables`).
+    func packsDuplicates(_ name: String) -> Bool
     /// A key of table `name` as messages name it.
     func describe(key: UnsafeRawBufferPointer, in name: String) -> String
 }
@@ -292,8 +302,10 @@ final class Seals: Sendable {
     private struct State {
         /// By table id: whether its values are sealed. Empty for an unsealed file.
         var sealed: [Bool] = []
-        /// By table id: whether it is packed (see `Runs`). Empty for a file of an unpacked format.
-        var packed: [Bool] = []
+        /// By table id: how it is packed (`Packing` raw values). Empty for a file of an unpacked format.
+        var packed: [UInt8] = []
+        /// Ids of sorted-duplicates tables whose duplicates are not of a fixed size (LMDB's flags).
+        var variableDuplicates: Set<UInt32> = []
         /// Whether the file's format packs tables.
         var packing = false
         /// By table id, in an encrypted file: the sealed tables' ciphers. Empty otherwise.
@@ -314,8 +326,10 @@ final class Seals: Sendable {
         mutating func markPacked(_ id: UInt32, _ name: String, _ policy: (any SealPolicy)?) {
             guard packing, let policy else { return }
             let i = Int(id)
-            if packed.count <= i { packed.append(contentsOf: repeatElement(false, count: i + 1 - packed.count)) }
-            packed[i] = policy.packs(name)
+            if packed.count <= i { packed.append(contentsOf: repeatElement(0, count: i + 1 - packed.count)) }
+            let kind: Packing = policy.packs(name) ? .runs
+                : policy.packsDuplicates(name) && variableDuplicates.contains(id) ? .blocks : .none
+            packed[i] = kind.rawValue
         }
 
         mutating func encrypt(_ id: UInt32, _ name: String, _ policy: (any SealPolicy)?) {
@@ -372,9 +386,10 @@ final class Seals: Sendable {
         state.packing = false
     }
 
-    /// Records opened tables.
-    func register(_ tables: [String: Table]) {
+    /// Records opened tables; `variableDuplicates`: the sorted-duplicates ones without fixed-size duplicates.
+    func register(_ tables: [String: Table], variableDuplicates: Set<UInt32>) {
         state.withLock { state in
+            state.variableDuplicates.formUnion(variableDuplicates)
             for (name, table) in tables {
                 state.names[table.id] = name
                 if state.enabled { state.mark(table.id, seals(name)) }
@@ -392,12 +407,17 @@ final class Seals: Sendable {
 
     /// Whether the file seals its values, which table ids are sealed now, their ciphers when the file is
     /// encrypted, and which are packed (a transaction takes it when it begins).
-    var current: (enabled: Bool, sealed: [Bool], ciphers: [TableCipher?], packed: [Bool]) {
+    var current: (enabled: Bool, sealed: [Bool], ciphers: [TableCipher?], packed: [UInt8]) {
         state.withLock { ($0.enabled, $0.sealed, $0.ciphers, $0.packed) }
     }
 
     /// Whether the file's format packs tables (see `Runs`).
     var isPacking: Bool { state.withLock { $0.packing } }
+
+    /// Whether a sorted-duplicates table `name` created now gets duplicates of any size (a packed index).
+    func createsBlocks(_ name: String) -> Bool {
+        state.withLock { $0.packing } && policy?.packsDuplicates(name) == true
+    }
 
     /// The keyed hash of `table`'s keys in an encrypted file; nil when its keys are stored as they are.
     func hasher(_ table: Table) -> KeyHasher? {

@@ -26,6 +26,8 @@ final class RunWrites {
     @exclusivity(unchecked) var lastKeys = ByTable<UInt64?>()
     /// LMDB cursors of the transaction on packed tables, by table id (LMDB closes them when it ends).
     @exclusivity(unchecked) var cursors = ByTable<OpaquePointer>()
+    /// Pending blocks of packed indexes, by table id (see `PendingBlock`).
+    @exclusivity(unchecked) var blocks = ByTable<PendingBlocks>()
     /// Where runs are rebuilt, and encoded.
     @exclusivity(unchecked) var scratch = RunWriter()
     @exclusivity(unchecked) var encoded: [UInt8] = []
@@ -36,6 +38,7 @@ final class RunWrites {
         counts = ByTable()
         lastKeys = ByTable()
         cursors = ByTable()
+        blocks = ByTable()
     }
 }
 
@@ -225,10 +228,12 @@ extension Transaction {
     }
 
 
-    /// `drop` of a packed table (logged by the caller): its runs and count go.
+    /// `drop` of a packed table (logged by the caller): its runs and count, or its blocks, go.
     func runDrop(_ table: Table) throws {
         runWrites?.tails[table.id] = nil
+        runWrites?.blocks[table.id] = nil
         try rawDrop(table)
+        guard packing(table) == .runs else { return }
         runWrites?.counts[table.id] = 0
         runWrites?.lastKeys[table.id] = .some(nil)
     }
@@ -238,6 +243,7 @@ extension Transaction {
     func storeRuns() throws {
         guard let writes = runWrites else { return }
         for id in writes.tails.ids { try storeTail(Table(id: id)) }
+        try storeBlocks(nil)
         for id in writes.counts.ids {
             guard let count = writes.counts[id] else { continue }
             let table = Table(id: id)
@@ -395,7 +401,7 @@ extension Transaction {
 
     /// The write transaction's cursor on a packed table, kept until the transaction ends (LMDB closes it
     /// then; a replay forgets it with the aborted transaction).
-    private func writeCursor(_ table: Table) throws -> OpaquePointer? {
+    func writeCursor(_ table: Table) throws -> OpaquePointer? {
         if let cursor = runWrites?.cursors[table.id] { return cursor }
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
@@ -410,7 +416,7 @@ extension Transaction {
     }
 
     /// Opens an LMDB cursor on `table` for `body` (which must write nothing: see `Transaction`).
-    private func withRawCursor<R>(_ table: Table, _ body: (OpaquePointer?) throws -> R) throws -> R {
+    func withRawCursor<R>(_ table: Table, _ body: (OpaquePointer?) throws -> R) throws -> R {
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
         defer { mdb_cursor_close(cursor) }

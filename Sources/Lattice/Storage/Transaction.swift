@@ -54,8 +54,8 @@ final class Transaction {
     private var sealCapacity = 0
     /// The page size, for `ValueBounds` (0 for the write transaction, whose new pages are not in the map).
     let pageSize: Int
-    /// By table id, whether the table is packed (`Runs`), taken with `sealed`.
-    private var packed: [Bool] = []
+    /// By table id, how the table is packed (`Packing` raw values), taken with `sealed`.
+    private var packed: [UInt8] = []
     /// The largest run of a packed table (`Runs.budget`).
     let budget: Int
     /// A write transaction's entries of packed tables not yet in LMDB (nil for a read transaction).
@@ -69,7 +69,7 @@ final class Transaction {
 
     /// Operations of the replay log: LMDB's own, and those of packed tables, which are replayed through
     /// `runPut`, `runDelete` and `runDrop` (the LMDB writes they make depend on what the transaction holds).
-    private enum LogOp: UInt8 { case put, delete, deleteDup, drop, runPut, runDelete, runDrop }
+    private enum LogOp: UInt8 { case put, delete, deleteDup, drop, runPut, runDelete, runDrop, blockAdd, blockRemove }
 
     /// Set when the snapshot is shared with frozen handles (see `SharedSnapshots`): every read then
     /// holds it, so that calls from several threads never overlap.
@@ -219,7 +219,11 @@ final class Transaction {
 
     @inline(__always)
     private func unsynchronizedGet<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
-        if isPacked(table) { return try runGet(table, key, body) }
+        switch packing(table) {
+        case .runs: return try runGet(table, key, body)
+        case .blocks: return try withCursor(table) { cursor in try body(cursor.seek(exactly: key)?.value) }
+        case .none: break
+        }
         var k = mdbVal(key)
         var v = MDB_val()
         let rc = mdb_get(txn, table.id, &k, &v)
@@ -277,19 +281,19 @@ final class Transaction {
         (fileSealed, sealed, ciphers, packed) = env.seals.current
     }
 
-    /// Whether `table` is packed (see `Runs`) in this transaction.
+    /// How `table` is packed in this transaction.
     @inline(__always)
-    func isPacked(_ table: Table) -> Bool {
+    func packing(_ table: Table) -> Packing {
         let i = Int(table.id)
-        if i < packed.count { return packed[i] }
-        return fileSealed && packedLate(i)
+        if i < packed.count { return Packing(rawValue: packed[i]) ?? .none }
+        return fileSealed ? packingLate(i) : .none
     }
 
-    /// `isPacked` of a table opened after the transaction began.
+    /// `packing` of a table opened after the transaction began.
     @inline(never)
-    private func packedLate(_ i: Int) -> Bool {
+    private func packingLate(_ i: Int) -> Packing {
         takeSeals()
-        return i < packed.count && packed[i]
+        return i < packed.count ? Packing(rawValue: packed[i]) ?? .none : .none
     }
 
     /// In an encrypted file, the keyed hash of `table`'s keys (index keys, set elements, map keys); nil
@@ -308,7 +312,11 @@ final class Transaction {
     }
 
     private func unsynchronizedCount(_ table: Table) throws -> Int {
-        if isPacked(table) { return try runCount(table) }
+        switch packing(table) {
+        case .runs: return try runCount(table)
+        case .blocks: return try blockCount(table)
+        case .none: break
+        }
         var stat = MDB_stat()
         try env.check(mdb_stat(txn, table.id, &stat))
         return stat.ms_entries
@@ -328,17 +336,18 @@ final class Transaction {
     }
 
     private func unsynchronizedCursor<R>(_ table: Table, _ body: (inout Cursor) throws -> R) throws -> R {
-        let packed = isPacked(table)
+        let packing = packing(table)
         // A walk of a packed table sees the entries the transaction holds (no write while it is open).
-        if packed && isWrite { try storingPending { try storeTail(table) } }
+        if packing != .none && isWrite { try storingPending { try storeTail(table); try storeBlocks(table) } }
         var cursor: OpaquePointer?
         try env.check(mdb_cursor_open(txn, table.id, &cursor))
         defer { mdb_cursor_close(cursor) }
         let sealed = isSealed(table)
         let cipher = sealed ? cipher(table) : nil
-        let runs = packed ? RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: residentPages) : nil
+        let runs = packing == .runs ? RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: residentPages) : nil
+        let blocks = packing == .blocks ? BlockCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: residentPages) : nil
         var c = Cursor(handle: cursor, env: env, residentPages: residentPages, table: table, sealed: sealed, pageSize: pageSize,
-                       cipher: cipher, arena: cipher.map { _ in ValueArena() }, runs: runs)
+                       cipher: cipher, arena: cipher.map { _ in ValueArena() }, runs: runs, blocks: blocks)
         return try body(&c)
     }
 
@@ -357,9 +366,16 @@ final class Transaction {
     @discardableResult
     func put(_ table: Table, _ key: Bytes, _ value: Bytes, mode: PutMode = .upsert) throws -> Bool {
         try checkThread("A write")
-        if isPacked(table) {
+        switch packing(table) {
+        case .runs:
             let flags: UInt32 = mode == .insertNew ? 1 : mode == .append ? 2 : 0
             return try logged(.runPut, table, key, value, flags: flags) { try runPut(table, key, value, mode: mode) }
+        case .blocks:
+            let last = mode == .appendDuplicate
+            try logged(.blockAdd, table, key, value, flags: last ? 1 : 0) { try blockAdd(table, key, value, last: last) }
+            return true
+        case .none:
+            break
         }
         guard isSealed(table) else { return try putValue(table, key, value, mode: mode) }
         if !ciphers.isEmpty, let cipher = cipher(table), !cipher.isPlain(key) {
@@ -422,8 +438,14 @@ final class Transaction {
     @discardableResult
     func delete(_ table: Table, _ key: Bytes, value: Bytes? = nil) throws -> Bool {
         try checkThread("A write")
-        if isPacked(table) {
+        switch packing(table) {
+        case .runs:
             return try logged(.runDelete, table, key, Bytes(start: nil, count: 0), flags: 0) { try runDelete(table, key) }
+        case .blocks:
+            let value = value ?? Bytes(start: nil, count: 0)
+            return try logged(.blockRemove, table, key, value, flags: 0) { try blockRemove(table, key, value) }
+        case .none:
+            break
         }
         try reserveLog(key, value ?? Bytes(start: nil, count: 0))
         while true {
@@ -443,7 +465,7 @@ final class Transaction {
     /// Empties `table`.
     func drop(_ table: Table) throws {
         try checkThread("A write")
-        if isPacked(table) {
+        if packing(table) != .none {
             return try logged(.runDrop, table, Bytes(start: nil, count: 0), Bytes(start: nil, count: 0), flags: 0) { try runDrop(table) }
         }
         try reserveLog(Bytes(start: nil, count: 0), Bytes(start: nil, count: 0))
@@ -549,12 +571,14 @@ final class Transaction {
             case .delete?: return mdb_del(txn, dbi, &k, nil)
             case .deleteDup?: return mdb_del(txn, dbi, &k, &v)
             case .drop?: return mdb_drop(txn, dbi, 0)
-            case .runPut?, .runDelete?, .runDrop?:
+            case .runPut?, .runDelete?, .runDrop?, .blockAdd?, .blockRemove?:
                 let table = Table(id: dbi)
                 do {
                     switch LogOp(rawValue: op) {
                     case .runPut?: _ = try runPut(table, bytes(k), bytes(v), mode: flags == 1 ? .insertNew : flags == 2 ? .append : .upsert)
                     case .runDelete?: _ = try runDelete(table, bytes(k))
+                    case .blockAdd?: try blockAdd(table, bytes(k), bytes(v), last: flags == 1)
+                    case .blockRemove?: _ = try blockRemove(table, bytes(k), bytes(v))
                     default: try runDrop(table)
                     }
                     return 0

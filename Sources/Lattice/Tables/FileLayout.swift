@@ -109,8 +109,11 @@ struct SealedTables: SealPolicy {
         name == FileLayout.meta ? [Array(FileLayout.formatKey.utf8), Array(FileLayout.keyCheckKey.utf8)] : []
     }
 
-    /// Object tables (`o:`) are packed in a file of format 6.
+    /// Object tables (`o:`) are packed into runs in a file of format 6.
     func packs(_ name: String) -> Bool { name.hasPrefix("o:") }
+
+    /// Index tables (`i:`, `f:`) are packed into blocks in a file of format 6 (those created there).
+    func packsDuplicates(_ name: String) -> Bool { name.hasPrefix("i:") || name.hasPrefix("f:") }
 
     /// Index (`i:`, `f:`), set (`s:`) and map (`m:`) keys are values (or map keys) of the objects.
     func hashesKeys(_ name: String) -> Bool {

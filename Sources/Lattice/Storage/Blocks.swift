@@ -1,0 +1,133 @@
+/// Blocks: how a packed index (file format 6) stores the object keys filed under one index key.
+///
+/// An index files each object under the key of its value. LMDB's sorted duplicates of 8 bytes cost, with
+/// the pages of their sub-databases, about twice their size. A packed index keeps the duplicates of a key
+/// (sorted, unique 8-byte keys read as big-endian numbers) in *blocks*, each one LMDB duplicate of the
+/// index key:
+///
+/// ```
+/// one key     [8-byte key]
+/// more        [8-byte first key][varint deltas, one per key after the first (each at least 1)][8-byte last key]
+/// ```
+///
+/// Blocks sort (LMDB compares duplicates with `memcmp`) by their first key, so a key's blocks list its
+/// objects in order. A block holds up to `Blocks.budget` bytes; keys an object apart take one byte each.
+/// Whether an index is packed is LMDB's own flag for the table: one created with fixed-size duplicates
+/// (`MDB_DUPFIXED`, every file before format 6, and an upgraded one) keeps one 8-byte duplicate per object.
+enum Blocks {
+    /// Largest block (LMDB keeps sorted duplicates up to 511 bytes): about 200 keys an object or so
+    /// apart, so that filing or removing one inside a block reads and writes little.
+    static let budget = 240
+
+    /// A block of one key.
+    static func single(_ key: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: key.bigEndian) { Array($0) }
+    }
+}
+
+/// A block read where it is. Every offset is checked against its size: damage gives nil.
+struct BlockView {
+    let bytes: UnsafeRawBufferPointer
+    let first: UInt64
+    let last: UInt64
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 8 || bytes.count >= 17 else { return nil }
+        self.bytes = bytes
+        first = Runs.number(bytes)
+        last = bytes.count == 8 ? first : Runs.number(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - 8)...]))
+        guard last >= first else { return nil }
+    }
+
+    /// The deltas, as stored.
+    var deltas: UnsafeRawBufferPointer {
+        bytes.count == 8 ? UnsafeRawBufferPointer(start: bytes.baseAddress, count: 0) : UnsafeRawBufferPointer(rebasing: bytes[8..<(bytes.count - 8)])
+    }
+
+    /// Number of keys (the deltas' bytes that end a varint, plus one).
+    var count: Int {
+        var n = 1
+        for byte in deltas where byte < 0x80 { n += 1 }
+        return n
+    }
+
+    /// Every key in order, into `keys` (emptied first); false when the block is damaged (its deltas do not
+    /// lead from its first key to its last).
+    func keys(into keys: inout [UInt64]) -> Bool {
+        keys.removeAll(keepingCapacity: true)
+        keys.append(first)
+        let region = deltas
+        var at = 0
+        var current = first
+        while at < region.count {
+            guard let delta = RunView.varint(region, &at), delta > 0 else { return false }
+            let (sum, overflow) = current.addingReportingOverflow(delta)
+            guard !overflow else { return false }
+            current = sum
+            keys.append(current)
+        }
+        return current == last
+    }
+}
+
+/// Builds a block from keys in increasing order.
+struct BlockWriter {
+    private(set) var bytes: [UInt8] = []
+    private(set) var first: UInt64 = 0
+    private(set) var last: UInt64 = 0
+    private(set) var count = 0
+    /// Bytes of the deltas.
+    private var deltas: [UInt8] = []
+
+    init() {}
+
+    /// A writer holding the keys of `view`, ready to take keys above its last.
+    init(_ view: BlockView) {
+        first = view.first
+        last = view.last
+        count = view.count
+        deltas = Array(view.deltas)
+    }
+
+    /// The block's size with `key` appended.
+    func size(adding key: UInt64) -> Int {
+        count == 0 ? 8 : 16 + deltas.count + Runs.varintSize(key &- last)
+    }
+
+    /// The block's size.
+    var size: Int { count <= 1 ? 8 : 16 + deltas.count }
+
+    mutating func append(_ key: UInt64) {
+        if count == 0 {
+            first = key
+        } else {
+            Varint.append(key &- last, to: &deltas)
+        }
+        last = key
+        count += 1
+    }
+
+    /// The block as stored.
+    func encoded() -> [UInt8] {
+        var out = Blocks.single(first)
+        guard count > 1 else { return out }
+        out.append(contentsOf: deltas)
+        withUnsafeBytes(of: last.bigEndian) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// `keys` (increasing) as blocks of at most `Blocks.budget` bytes.
+    static func blocks(_ keys: some Sequence<UInt64>) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var writer = BlockWriter()
+        for key in keys {
+            if writer.count > 0 && writer.size(adding: key) > Blocks.budget {
+                out.append(writer.encoded())
+                writer = BlockWriter()
+            }
+            writer.append(key)
+        }
+        if writer.count > 0 { out.append(writer.encoded()) }
+        return out
+    }
+}

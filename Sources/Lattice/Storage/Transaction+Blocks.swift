@@ -1,0 +1,228 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A write transaction's blocks of packed indexes (see `Blocks`) that LMDB does not hold yet: while
+/// object keys are filed under an index key above every key it has (objects added in key order), they
+/// collect in the key's last block here, which is written once full, before anything else reads or
+/// changes the table, and before the commit, instead of once per object.
+struct PendingBlock {
+    var writer: BlockWriter
+    /// The block as the table holds it now (nil: a new block), deleted when this one is written.
+    var stored: [UInt8]?
+}
+
+/// The pending blocks of one index, by index key (a class: blocks change in place, never copied).
+final class PendingBlocks {
+    @exclusivity(unchecked) var byKey: [[UInt8]: PendingBlock] = [:]
+}
+
+extension Transaction {
+    /// The most pending blocks a table keeps before writing them all (a bound on memory).
+    private static let pendingLimit = 4_096
+
+    /// Files the 8-byte object key `value` under `key` in a packed index (logged by the caller); `last`:
+    /// the caller expects it above every key filed there.
+    func blockAdd(_ table: Table, _ key: Bytes, _ value: Bytes, last: Bool) throws {
+        guard value.count == 8, let writes = runWrites else {
+            throw LatticeError.storage(path: env.path, code: EINVAL, message: "a value of \(value.count) bytes for a packed index (8 expected).")
+        }
+        let number = Runs.number(value)
+        let indexKey = Array(key)
+        if last {
+            if var pending = writes.blocks[table.id]?.byKey.removeValue(forKey: indexKey) {
+                if number > pending.writer.last {
+                    try append(table, indexKey, number, to: &pending)
+                    return
+                }
+                try writeBlock(table, indexKey, pending)
+            } else {
+                // A new index key: one block of one key, and nothing to read.
+                if try rawPutBlock(table, key, Blocks.single(number), flags: UInt32(MDB_NOOVERWRITE)) { return }
+                let cursor = try writeCursor(table)
+                var k = mdbVal(key)
+                var v = MDB_val()
+                try env.check(mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY))
+                try env.check(mdb_cursor_get(cursor, &k, &v, MDB_LAST_DUP))
+                guard let view = BlockView(bytes(v)) else { throw damagedBlock(table, key) }
+                if number > view.last {
+                    var pending = PendingBlock(writer: BlockWriter(view), stored: Array(bytes(v)))
+                    try append(table, indexKey, number, to: &pending)
+                    return
+                }
+            }
+        }
+        try insert(table, key, number)
+    }
+
+    /// Removes the 8-byte object key `value` from under `key` (logged by the caller); false when absent.
+    /// An empty `value` removes every object key filed under `key`.
+    func blockRemove(_ table: Table, _ key: Bytes, _ value: Bytes) throws -> Bool {
+        try storeBlock(table, Array(key))
+        if value.isEmpty {
+            var k = mdbVal(key)
+            let rc = mdb_del(txn, table.id, &k, nil)
+            if rc == MDB_MAP_FULL { throw MapFull() }
+            if rc == MDB_NOTFOUND { return false }
+            try env.check(rc)
+            return true
+        }
+        guard value.count == 8 else { return false }
+        let number = Runs.number(value)
+        let cursor = try writeCursor(table)
+        guard let stored = try floorBlock(cursor, table, key, number) else { return false }
+        guard let view = BlockView(stored), view.keys(into: &runKeys) else { throw damagedBlock(table, key) }
+        guard let i = runKeys.firstIndex(of: number) else { return false }
+        runKeys.remove(at: i)
+        let kept = runKeys
+        try env.check(mdb_cursor_del(cursor, 0))
+        for block in BlockWriter.blocks(kept) { _ = try rawPutBlock(table, key, block, flags: 0) }
+        return true
+    }
+
+    /// Writes every pending block of `table` (nil: of every table).
+    func storeBlocks(_ table: Table?) throws {
+        guard let writes = runWrites else { return }
+        for id in table.map({ [$0.id] }) ?? writes.blocks.ids {
+            guard let pending = writes.blocks.take(id) else { continue }
+            for (key, block) in pending.byKey { try writeBlock(Table(id: id), key, block) }
+        }
+    }
+
+    /// The number of object keys filed in a packed index (a walk of its blocks: `verify()` asks).
+    func blockCount(_ table: Table) throws -> Int {
+        if isWrite { try storingPending { try storeBlocks(table) } }
+        return try withRawCursor(table) { cursor in
+            var k = MDB_val()
+            var v = MDB_val()
+            var n = 0
+            var rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
+            while rc == 0 {
+                n += BlockView(bytes(v))?.count ?? 1
+                rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
+            }
+            if rc != MDB_NOTFOUND { try env.check(rc) }
+            return n
+        }
+    }
+
+    // MARK: Internals
+
+    /// Appends `number` to a pending block (writing it first when full) and keeps it pending.
+    private func append(_ table: Table, _ key: [UInt8], _ number: UInt64, to pending: inout PendingBlock) throws {
+        guard let writes = runWrites else { return }
+        if pending.writer.size(adding: number) > Blocks.budget {
+            try writeBlock(table, key, pending)
+            pending = PendingBlock(writer: BlockWriter(), stored: nil)
+        }
+        pending.writer.append(number)
+        let all: PendingBlocks
+        if let existing = writes.blocks[table.id] {
+            all = existing
+        } else {
+            all = PendingBlocks()
+            writes.blocks[table.id] = all
+        }
+        if all.byKey.count >= Transaction.pendingLimit {
+            let full = all.byKey
+            all.byKey = [:]
+            for (k, block) in full { try writeBlock(table, k, block) }
+        }
+        all.byKey[key] = pending
+    }
+
+    /// Writes a pending block in place of the one it grew from.
+    private func writeBlock(_ table: Table, _ key: [UInt8], _ pending: PendingBlock) throws {
+        try key.withUnsafeBytes { k in
+            if let stored = pending.stored {
+                try stored.withUnsafeBytes { v in
+                    var kv = mdbVal(k)
+                    var vv = mdbVal(v)
+                    let rc = mdb_del(txn, table.id, &kv, &vv)
+                    if rc == MDB_MAP_FULL { throw MapFull() }
+                    if rc != MDB_NOTFOUND { try env.check(rc) }
+                }
+            }
+            _ = try rawPutBlock(table, k, pending.writer.encoded(), flags: 0)
+        }
+    }
+
+    /// Writes the pending block of `key`, if any.
+    private func storeBlock(_ table: Table, _ key: [UInt8]) throws {
+        guard let pending = runWrites?.blocks[table.id]?.byKey.removeValue(forKey: key) else { return }
+        try writeBlock(table, key, pending)
+    }
+
+    /// Files `number` under `key` wherever it goes among the key's blocks: the block it falls in is
+    /// read, and written again with it (split in two when full).
+    private func insert(_ table: Table, _ key: Bytes, _ number: UInt64) throws {
+        try storeBlock(table, Array(key))
+        let cursor = try writeCursor(table)
+        guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else {
+            _ = try rawPutBlock(table, key, Blocks.single(number), flags: 0)
+            return
+        }
+        guard let view = BlockView(stored), view.keys(into: &runKeys) else { throw damagedBlock(table, key) }
+        var low = 0
+        var high = runKeys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if runKeys[middle] < number { low = middle + 1 } else { high = middle }
+        }
+        if low < runKeys.count, runKeys[low] == number { return }  // filed already
+        runKeys.insert(number, at: low)
+        let keys = runKeys
+        try env.check(mdb_cursor_del(cursor, 0))
+        for block in BlockWriter.blocks(keys) { _ = try rawPutBlock(table, key, block, flags: 0) }
+    }
+
+    /// The block of `key` whose first object key is the greatest not above `number` (the LMDB cursor left
+    /// on it), or nil when `number` is below every block (or the key has none).
+    private func floorBlock(_ cursor: OpaquePointer?, _ table: Table, _ key: Bytes, _ number: UInt64) throws -> Bytes? {
+        try Runs.withKey(number) { value in
+            var k = mdbVal(key)
+            var v = mdbVal(value)
+            var rc = mdb_cursor_get(cursor, &k, &v, MDB_GET_BOTH_RANGE)
+            if rc == 0, v.mv_size >= 8, Runs.number(bytes(v)) == number { return bytes(v) }
+            if rc == 0 {
+                rc = mdb_cursor_get(cursor, &k, &v, MDB_PREV_DUP)
+            } else if rc == MDB_NOTFOUND {
+                k = mdbVal(key)
+                guard mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY) == 0 else { return nil }
+                rc = mdb_cursor_get(cursor, &k, &v, MDB_LAST_DUP)
+            }
+            if rc == MDB_NOTFOUND { return nil }
+            try env.check(rc)
+            return bytes(v)
+        }
+    }
+
+    /// The first block of `key` (the LMDB cursor left on it), or nil when it has none.
+    private func firstBlock(_ cursor: OpaquePointer?, _ key: Bytes) throws -> Bytes? {
+        var k = mdbVal(key)
+        var v = MDB_val()
+        let rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY)
+        if rc == MDB_NOTFOUND { return nil }
+        try env.check(rc)
+        return bytes(v)
+    }
+
+    /// `mdb_put` of a block; false for `MDB_KEYEXIST`, `MapFull` for a full map.
+    private func rawPutBlock(_ table: Table, _ key: Bytes, _ block: [UInt8], flags: UInt32) throws -> Bool {
+        try block.withUnsafeBytes { v in
+            var k = mdbVal(key)
+            var value = mdbVal(v)
+            let rc = mdb_put(txn, table.id, &k, &value, flags)
+            if rc == MDB_KEYEXIST { return false }
+            if rc == MDB_MAP_FULL { throw MapFull() }
+            try env.check(rc)
+            return true
+        }
+    }
+
+    private func damagedBlock(_ table: Table, _ key: Bytes) -> LatticeError {
+        .corruptFile(path: env.path, reason: "the object keys filed under \(env.seals.describe(key: key, in: table)) in "
+            + "'\(env.seals.name(of: table))' do not decode (a damaged value).")
+    }
+}
