@@ -70,6 +70,106 @@ struct BlockView {
     }
 }
 
+/// What an edit of a block found.
+enum BlockEdit {
+    /// The block as it is to be stored (empty: no key left).
+    case edited([UInt8])
+    /// The key is not in the block (a removal) or is already (an insertion).
+    case unchanged
+    /// The block does not decode.
+    case damaged
+}
+
+extension BlockView {
+    /// The block without `key`: one scan of the deltas up to it, and the bytes spliced.
+    func removing(_ key: UInt64) -> BlockEdit {
+        guard key >= first, key <= last else { return .unchanged }
+        if bytes.count == 8 { return key == first ? .edited([]) : .unchanged }
+        let region = deltas
+        guard let found = locate(key, in: region) else { return .damaged }
+        guard found.key == key else { return .unchanged }
+        var out: [UInt8] = []
+        if found.index == 0 {
+            // The first key goes: the next one (its delta the first) becomes first.
+            var at = 0
+            guard let delta = RunView.varint(region, &at) else { return .damaged }
+            return .edited(BlockView.block(first: first &+ delta, deltas: UnsafeRawBufferPointer(rebasing: region[at...]), last: last))
+        }
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<found.start]))
+        var at = found.end
+        if at < region.count {
+            // A key inside: its delta and the next one's become one.
+            guard let next = RunView.varint(region, &at) else { return .damaged }
+            Varint.append(found.delta &+ next, to: &out)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[at...]))
+            return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: last)) }
+        }
+        // The last key goes: the one before it becomes last.
+        return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: found.previous)) }
+    }
+
+    /// The block with `key` filed in it: one scan of the deltas up to its place, and the bytes spliced.
+    func inserting(_ key: UInt64) -> BlockEdit {
+        let region = deltas
+        var out: [UInt8] = []
+        if key < first {
+            Varint.append(first &- key, to: &out)
+            out.append(contentsOf: region)
+            return out.withUnsafeBytes { .edited(BlockView.block(first: key, deltas: $0, last: last)) }
+        }
+        if key > last {
+            out.append(contentsOf: region)
+            Varint.append(key &- last, to: &out)
+            return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: key)) }
+        }
+        guard let found = locate(key, in: region) else { return .damaged }
+        if found.key == key { return .unchanged }
+        // Between the key before (`previous`) and the one found: its delta split in two.
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<found.start]))
+        Varint.append(key &- found.previous, to: &out)
+        Varint.append(found.key &- key, to: &out)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[found.end...]))
+        return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: last)) }
+    }
+
+    /// The first key at least `key` (`first` <= `key` <= `last`): its position, value, the key before it,
+    /// and where its delta lies in `region`; nil when the deltas are damaged.
+    private func locate(_ key: UInt64, in region: UnsafeRawBufferPointer) -> (index: Int, key: UInt64, previous: UInt64, delta: UInt64, start: Int, end: Int)? {
+        if key <= first { return (0, first, first, 0, 0, 0) }
+        guard let base = region.baseAddress else { return nil }
+        var at = 0
+        var current = first
+        var index = 0
+        while at < region.count {
+            let start = at
+            var delta: UInt64
+            let byte = base.load(fromByteOffset: at, as: UInt8.self)
+            if byte < 0x80 {
+                delta = UInt64(byte)
+                at += 1
+            } else {
+                guard let long = RunView.varint(region, &at) else { return nil }
+                delta = long
+            }
+            let (sum, overflow) = current.addingReportingOverflow(delta)
+            guard delta > 0, !overflow else { return nil }
+            index += 1
+            if sum >= key { return (index, sum, current, delta, start, at) }
+            current = sum
+        }
+        return nil  // `key` <= `last`, so a key at least it exists: the deltas are damaged
+    }
+
+    /// A block as stored: one key alone when no delta is left.
+    private static func block(first: UInt64, deltas: UnsafeRawBufferPointer, last: UInt64) -> [UInt8] {
+        var out = Blocks.single(first)
+        guard !deltas.isEmpty else { return out }
+        out.append(contentsOf: deltas)
+        withUnsafeBytes(of: last.bigEndian) { out.append(contentsOf: $0) }
+        return out
+    }
+}
+
 /// Builds a block from keys in increasing order.
 struct BlockWriter {
     private(set) var bytes: [UInt8] = []

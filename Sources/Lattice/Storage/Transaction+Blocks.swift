@@ -15,7 +15,16 @@ struct PendingBlock {
 
 /// The pending blocks of one index, by index key (a class: blocks change in place, never copied).
 final class PendingBlocks {
-    @exclusivity(unchecked) var byKey: [[UInt8]: PendingBlock] = [:]
+    @exclusivity(unchecked) var byKey: [IndexKey: PendingBlock] = [:]
+}
+
+/// An index key as a dictionary key: hashed as one run of bytes (an array of bytes hashes byte by byte).
+struct IndexKey: Hashable {
+    let bytes: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 extension Transaction {
@@ -29,7 +38,7 @@ extension Transaction {
             throw LatticeError.storage(path: env.path, code: EINVAL, message: "a value of \(value.count) bytes for a packed index (8 expected).")
         }
         let number = Runs.number(value)
-        let indexKey = Array(key)
+        let indexKey = IndexKey(bytes: Array(key))
         if last {
             if var pending = writes.blocks[table.id]?.byKey.removeValue(forKey: indexKey) {
                 if number > pending.writer.last {
@@ -59,7 +68,7 @@ extension Transaction {
     /// Removes the 8-byte object key `value` from under `key` (logged by the caller); false when absent.
     /// An empty `value` removes every object key filed under `key`.
     func blockRemove(_ table: Table, _ key: Bytes, _ value: Bytes) throws -> Bool {
-        try storeBlock(table, Array(key))
+        try storeBlock(table, IndexKey(bytes: Array(key)))
         if value.isEmpty {
             var k = mdbVal(key)
             let rc = mdb_del(txn, table.id, &k, nil)
@@ -72,13 +81,15 @@ extension Transaction {
         let number = Runs.number(value)
         let cursor = try writeCursor(table)
         guard let stored = try floorBlock(cursor, table, key, number) else { return false }
-        guard let view = BlockView(stored), view.keys(into: &runKeys) else { throw damagedBlock(table, key) }
-        guard let i = runKeys.firstIndex(of: number) else { return false }
-        runKeys.remove(at: i)
-        let kept = runKeys
-        try env.check(mdb_cursor_del(cursor, 0))
-        for block in BlockWriter.blocks(kept) { _ = try rawPutBlock(table, key, block, flags: 0) }
-        return true
+        guard let view = BlockView(stored) else { throw damagedBlock(table, key) }
+        switch view.removing(number) {
+        case .unchanged: return false
+        case .damaged: throw damagedBlock(table, key)
+        case .edited(let block):
+            try env.check(mdb_cursor_del(cursor, 0))
+            if !block.isEmpty { _ = try rawPutBlock(table, key, block, flags: 0) }
+            return true
+        }
     }
 
     /// Writes every pending block of `table` (nil: of every table).
@@ -110,7 +121,7 @@ extension Transaction {
     // MARK: Internals
 
     /// Appends `number` to a pending block (writing it first when full) and keeps it pending.
-    private func append(_ table: Table, _ key: [UInt8], _ number: UInt64, to pending: inout PendingBlock) throws {
+    private func append(_ table: Table, _ key: IndexKey, _ number: UInt64, to pending: inout PendingBlock) throws {
         guard let writes = runWrites else { return }
         if pending.writer.size(adding: number) > Blocks.budget {
             try writeBlock(table, key, pending)
@@ -133,8 +144,8 @@ extension Transaction {
     }
 
     /// Writes a pending block in place of the one it grew from.
-    private func writeBlock(_ table: Table, _ key: [UInt8], _ pending: PendingBlock) throws {
-        try key.withUnsafeBytes { k in
+    private func writeBlock(_ table: Table, _ key: IndexKey, _ pending: PendingBlock) throws {
+        try key.bytes.withUnsafeBytes { k in
             if let stored = pending.stored {
                 try stored.withUnsafeBytes { v in
                     var kv = mdbVal(k)
@@ -149,7 +160,7 @@ extension Transaction {
     }
 
     /// Writes the pending block of `key`, if any.
-    private func storeBlock(_ table: Table, _ key: [UInt8]) throws {
+    private func storeBlock(_ table: Table, _ key: IndexKey) throws {
         guard let pending = runWrites?.blocks[table.id]?.byKey.removeValue(forKey: key) else { return }
         try writeBlock(table, key, pending)
     }
@@ -157,24 +168,32 @@ extension Transaction {
     /// Files `number` under `key` wherever it goes among the key's blocks: the block it falls in is
     /// read, and written again with it (split in two when full).
     private func insert(_ table: Table, _ key: Bytes, _ number: UInt64) throws {
-        try storeBlock(table, Array(key))
+        try storeBlock(table, IndexKey(bytes: Array(key)))
         let cursor = try writeCursor(table)
         guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else {
             _ = try rawPutBlock(table, key, Blocks.single(number), flags: 0)
             return
         }
-        guard let view = BlockView(stored), view.keys(into: &runKeys) else { throw damagedBlock(table, key) }
-        var low = 0
-        var high = runKeys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if runKeys[middle] < number { low = middle + 1 } else { high = middle }
+        guard let view = BlockView(stored) else { throw damagedBlock(table, key) }
+        switch view.inserting(number) {
+        case .unchanged:
+            return  // filed already
+        case .damaged:
+            throw damagedBlock(table, key)
+        case .edited(let block):
+            try env.check(mdb_cursor_del(cursor, 0))
+            if block.count <= Blocks.budget {
+                _ = try rawPutBlock(table, key, block, flags: 0)
+                return
+            }
+            // Full: split in two.
+            var keys: [UInt64] = []
+            guard block.withUnsafeBytes({ BlockView($0)?.keys(into: &keys) ?? false }) else { throw damagedBlock(table, key) }
+            let half = keys.count / 2
+            for part in [keys[..<half], keys[half...]] {
+                for piece in BlockWriter.blocks(part) { _ = try rawPutBlock(table, key, piece, flags: 0) }
+            }
         }
-        if low < runKeys.count, runKeys[low] == number { return }  // filed already
-        runKeys.insert(number, at: low)
-        let keys = runKeys
-        try env.check(mdb_cursor_del(cursor, 0))
-        for block in BlockWriter.blocks(keys) { _ = try rawPutBlock(table, key, block, flags: 0) }
     }
 
     /// The block of `key` whose first object key is the greatest not above `number` (the LMDB cursor left
