@@ -17,7 +17,7 @@
 enum Blocks {
     /// Largest block (LMDB keeps sorted duplicates up to 511 bytes): about 200 keys an object or so
     /// apart, so that filing or removing one inside a block reads and writes little.
-    static let budget = 240
+    static let budget = 160
 
     /// A block of one key.
     static func single(_ key: UInt64) -> [UInt8] {
@@ -140,17 +140,18 @@ extension BlockView {
         var at = 0
         var current = first
         var index = 0
-        while at < region.count {
-            let start = at
-            var delta: UInt64
+        let count = region.count
+        while at < count {
+            // Keys an object or so apart: one byte each, checked below only when the sum passes `key`.
             let byte = base.load(fromByteOffset: at, as: UInt8.self)
-            if byte < 0x80 {
-                delta = UInt64(byte)
-                at += 1
-            } else {
-                guard let long = RunView.varint(region, &at) else { return nil }
-                delta = long
+            if byte != 0, byte < 0x80, current &+ UInt64(byte) < key {
+                current &+= UInt64(byte)
+                at &+= 1
+                index &+= 1
+                continue
             }
+            let start = at
+            guard let delta = RunView.varint(region, &at) else { return nil }
             let (sum, overflow) = current.addingReportingOverflow(delta)
             guard delta > 0, !overflow else { return nil }
             index += 1
@@ -162,7 +163,9 @@ extension BlockView {
 
     /// A block as stored: one key alone when no delta is left.
     private static func block(first: UInt64, deltas: UnsafeRawBufferPointer, last: UInt64) -> [UInt8] {
-        var out = Blocks.single(first)
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + deltas.count)
+        withUnsafeBytes(of: first.bigEndian) { out.append(contentsOf: $0) }
         guard !deltas.isEmpty else { return out }
         out.append(contentsOf: deltas)
         withUnsafeBytes(of: last.bigEndian) { out.append(contentsOf: $0) }

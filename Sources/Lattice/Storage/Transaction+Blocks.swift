@@ -86,8 +86,7 @@ extension Transaction {
         case .unchanged: return false
         case .damaged: throw damagedBlock(table, key)
         case .edited(let block):
-            try env.check(mdb_cursor_del(cursor, 0))
-            if !block.isEmpty { _ = try rawPutBlock(table, key, block, flags: 0) }
+            try replaceBlock(cursor, table, key, with: block)
             return true
         }
     }
@@ -181,11 +180,11 @@ extension Transaction {
         case .damaged:
             throw damagedBlock(table, key)
         case .edited(let block):
-            try env.check(mdb_cursor_del(cursor, 0))
             if block.count <= Blocks.budget {
-                _ = try rawPutBlock(table, key, block, flags: 0)
+                try replaceBlock(cursor, table, key, with: block)
                 return
             }
+            try env.check(mdb_cursor_del(cursor, 0))
             // Full: split in two.
             var keys: [UInt64] = []
             guard block.withUnsafeBytes({ BlockView($0)?.keys(into: &keys) ?? false }) else { throw damagedBlock(table, key) }
@@ -194,6 +193,15 @@ extension Transaction {
                 for piece in BlockWriter.blocks(part) { _ = try rawPutBlock(table, key, piece, flags: 0) }
             }
         }
+    }
+
+    /// Replaces the block the cursor is on with `block` (empty: none): deleted and added (LMDB's
+    /// `MDB_CURRENT` does not resize a sorted duplicate correctly).
+    private func replaceBlock(_ cursor: OpaquePointer?, _ table: Table, _ key: Bytes, with block: [UInt8]) throws {
+        let rc = mdb_cursor_del(cursor, 0)
+        if rc == MDB_MAP_FULL { throw MapFull() }
+        try env.check(rc)
+        if !block.isEmpty { _ = try rawPutBlock(table, key, block, flags: 0) }
     }
 
     /// The block of `key` whose first object key is the greatest not above `number` (the LMDB cursor left

@@ -84,7 +84,8 @@ extension Transaction {
         guard key.count == 8 else { return try body(nil) }
         guard isWrite else { return try body(runLookup(try readCursor(table), table, key)) }
         try storingPending { try storeTail(table) }
-        return try body(withRawCursor(table) { try runLookup($0, table, key) })
+        // The transaction's cursor: a lookup near the last one searches that page only.
+        return try body(runLookup(try writeCursor(table), table, key))
     }
 
     /// The verified value under `key` in the run that would hold it, or nil.
