@@ -151,6 +151,11 @@ extension Lattice {
     /// The key of a managed object of this file, checked to exist in this handle's view. An object of
     /// another handle on the same file is fine: only its key is used, never its cached state.
     func existingKey(of object: Object) throws -> Int64 {
+        try existingRecord(of: object).key
+    }
+
+    /// `existingKey(of:)` with the record it read.
+    private func existingRecord(of object: Object) throws -> (key: Int64, record: RecordBuffer) {
         let name = object._info?.name ?? "\(type(of: object))"
         guard let owner = object._lattice, owner.env === env, let info = object._info else {
             throw LatticeError.objectFromAnotherLattice(className: name)
@@ -159,7 +164,7 @@ extension Lattice {
               object._stamp == 0 || record.stamp == object._stamp else {
             throw LatticeError.objectInvalidated(className: name)
         }
-        return object._key
+        return (object._key, record)
     }
 
     /// Adds `object` and what it reaches; returns its key.
@@ -269,8 +274,7 @@ extension Lattice {
         guard object._lattice != nil, let info = object._info else {
             throw LatticeError.objectNotManaged(className: name, operation: "delete(_:)")
         }
-        _ = try existingKey(of: object)
-        guard let old = try fetchRecord(info, key: object._key) else { throw LatticeError.objectInvalidated(className: name) }
+        let old = try existingRecord(of: object).record
         if info.schema.isEmbedded {
             throw LatticeError.embeddedObject(className: name, reason: "it is deleted by clearing its parent's property or deleting the parent.")
         }

@@ -29,8 +29,6 @@ final class RunCursor {
     @exclusivity(unchecked) private var keys: [UInt64] = []
     /// The entry the cursor is on (-1: none).
     @exclusivity(unchecked) private var index = -1
-    /// The key of the next run once looked up (see `nextRunKey`).
-    @exclusivity(unchecked) private var nextKey: UInt64??
     /// The key of the entry returned last, big-endian (returned keys point here).
     private let keyBuffer = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
 
@@ -95,18 +93,12 @@ final class RunCursor {
         index >= 0 ? try entry(index) : nil
     }
 
-    /// The entry under `key`, or nil. A key inside the current run (below the next run's key, looked up
-    /// once per run) is found there with no search: lookups in increasing order, as batched reads of keys
-    /// make them, read each run once.
+    /// The entry under `key`, or nil. A key within the current run's first and last keys is found there
+    /// with no search: lookups in increasing order, as batched reads of keys make them, read each run once.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Cursor.Entry? {
         guard key.count == 8 else { return nil }
         let wanted = Runs.number(key)
-        var inCurrentRun = false
-        if loaded, view != nil, wanted >= runKey {
-            let next = try nextRunKey()
-            inCurrentRun = next.map { wanted < $0 } ?? true
-        }
-        if !inCurrentRun {
+        if !(loaded && view != nil && wanted >= runKey && wanted <= self.key(count - 1)) {
             guard try floor(key) else { return nil }
         }
         let i = try position(of: wanted)
@@ -196,7 +188,6 @@ final class RunCursor {
         loaded = true
         view = nil
         index = -1
-        nextKey = nil
         runKey = Runs.number(bytes(k))
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         residentPages?.note(k, v)
@@ -204,24 +195,6 @@ final class RunCursor {
             throw Runs.malformed(table, runKey, env)
         }
         view = parsed
-    }
-
-    /// The key of the run after the current one (nil: none), read once per run; the LMDB cursor stays
-    /// on the current run.
-    private func nextRunKey() throws -> UInt64? {
-        if let known = nextKey { return known }
-        var k = MDB_val()
-        var v = MDB_val()
-        let rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT)
-        var found: UInt64?
-        if rc == 0 {
-            found = k.mv_size == 8 ? Runs.number(bytes(k)) : nil
-            try env.check(mdb_cursor_get(handle, &k, &v, MDB_PREV))
-        } else if rc != MDB_NOTFOUND {
-            try env.check(rc)
-        }
-        nextKey = .some(found)
-        return found
     }
 
     /// Entry `i` of the current run, verified; the cursor is on it even when it fails its check, so a
