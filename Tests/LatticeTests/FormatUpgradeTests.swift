@@ -153,6 +153,10 @@ final class FormatUpgradeTests: XCTestCase {
                     XCTAssertTrue(opened, "\(name): a record fails its checksum", file: file, line: line)
                 }
             }
+            // The index of the dogs' ages: blocks of object keys, one entry per dog in all.
+            let blocks = try RawLMDB.entries(txn, database: "i:UpgradeDog.age")
+            XCTAssertLessThan(blocks.count, 299 / 4, "several object keys per block", file: file, line: line)
+            XCTAssertEqual(try RawLMDB.indexEntries(txn, database: "i:UpgradeDog.age").count, 299, file: file, line: line)
         }
     }
 

@@ -1,8 +1,8 @@
 /// Upgrades a file of an older format (`FileLayout.formatVersion`) on a read-write open, every step in
 /// one write transaction taken under the writer lock: format 1 to 3 and 2 to 4 re-key every backlink
-/// table by target and link property, format 4 to 6 packs every object table into runs (`Runs`). A crash
-/// leaves the file as it was; processes opening it together upgrade it once (the second finds the new
-/// format). Lists, sets, maps and indexes keep their bytes.
+/// table by target and link property, format 4 to 6 packs every object table into runs (`Runs`) and
+/// every index into blocks (`Blocks`). A crash leaves the file as it was; processes opening it together
+/// upgrade it once (the second finds the new format). Lists, sets and maps keep their bytes.
 enum FormatUpgrade {
     /// Upgrades the file from `format` as far as `FileLayout.upgrade(of:)` goes; returns the new format.
     static func run(_ env: Environment, from format: UInt32) throws -> UInt32 {
@@ -11,32 +11,70 @@ enum FormatUpgrade {
         let names = try env.tableNames()
         let backlinks = names.filter { $0.hasPrefix(FileLayout.backlinks("")) }
         let objects = names.filter { $0.hasPrefix(FileLayout.objects("")) }
-        let tables = try env.openTables(backlinks.map { ($0, true) } + objects.map { ($0, false) } + [(FileLayout.meta, false)],
-                                        create: false)
+        let indexes = names.filter { SealedTables().packsDuplicates($0) }
+        let tables = try env.openTables(backlinks.map { ($0, true) } + indexes.map { ($0, true) } + objects.map { ($0, false) }
+                                        + [(FileLayout.meta, false)], create: false)
         guard let meta = tables[FileLayout.meta] else {
             throw LatticeError.invalidFile(path: env.path, reason: "its metadata database is missing.")
         }
+        // Room for the rewritten tables beside the old ones (a rebuilt index cannot be replayed after a
+        // growth of the map, see `Transaction.recreateAsBlocks`).
+        try env.growMap(minimum: 4 * env.usedBytes)
         var upgraded = format
-        try env.withWriteTransaction { txn in
-            while let next = FileLayout.upgrade(of: upgraded) {
-                switch next {
-                case 3, 4:
-                    for name in backlinks.sorted() {
-                        if let table = tables[name] { try BacklinkTable(table: table).upgradeFromTargetKeys(txn) }
+        var recreated: [String: Table?] = [:]
+        do {
+            try env.withWriteTransaction { txn in
+                while let next = FileLayout.upgrade(of: upgraded) {
+                    switch next {
+                    case 3, 4:
+                        for name in backlinks.sorted() {
+                            if let table = tables[name] { try BacklinkTable(table: table).upgradeFromTargetKeys(txn) }
+                        }
+                    default:
+                        for name in objects.sorted() {
+                            if let table = tables[name] { try pack(table, name, txn, env) }
+                        }
+                        for name in indexes.sorted() {
+                            guard let table = tables[name] else { continue }
+                            recreated[name] = .some(nil)  // its handle is gone from here on
+                            recreated[name] = try packIndex(table, name, txn)
+                        }
                     }
-                default:
-                    for name in objects.sorted() {
-                        if let table = tables[name] { try pack(table, name, txn, env) }
-                    }
+                    upgraded = next
                 }
-                upgraded = next
+                var stored: [UInt8] = []
+                appendLE(upgraded, to: &stored)
+                try Lattice.putMeta(txn, meta, FileLayout.formatKey, stored)
             }
-            var stored: [UInt8] = []
-            appendLE(upgraded, to: &stored)
-            try Lattice.putMeta(txn, meta, FileLayout.formatKey, stored)
+        } catch {
+            env.adoptTables(recreated.mapValues { _ in nil })
+            throw error
         }
+        env.adoptTables(recreated)
         env.seals.enable(FileLayout.isSealed(upgraded), packed: FileLayout.isPacked(upgraded))
         return upgraded
+    }
+
+    /// An index of one 8-byte duplicate per object, created again with duplicates of any size and its
+    /// object keys filed in blocks (see `Blocks`). Its entries are read into memory first.
+    private static func packIndex(_ table: Table, _ name: String, _ txn: Transaction) throws -> Table {
+        let entries = try txn.withCursor(table) { cursor in
+            var out: [(key: [UInt8], objects: [UInt64])] = []
+            var entry = try cursor.first()
+            while let e = entry {
+                if out.last?.key.elementsEqual(e.key) != true { out.append((Array(e.key), [])) }
+                if e.value.count == 8 { out[out.count - 1].objects.append(Runs.number(e.value)) }
+                entry = try cursor.next()
+            }
+            return out
+        }
+        let packed = try txn.recreateAsBlocks(table, name: name)
+        for (key, objects) in entries {
+            for block in BlockWriter.blocks(objects) {
+                try key.withUnsafeBytes { k in try block.withUnsafeBytes { try txn.putStored(packed, k, $0) } }
+            }
+        }
+        return packed
     }
 
     /// Packs an object table of one record per entry into runs, in key order, a run at a time: the

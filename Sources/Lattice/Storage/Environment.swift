@@ -219,6 +219,19 @@ final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Takes tables a write transaction created again (see `Transaction.recreateAsBlocks`) in place of
+    /// the ones of those names; `nil` forgets the name (its handle is gone: the next open opens it again).
+    func adoptTables(_ tables: [String: Table?]) {
+        state.withLock { state in
+            var variable: Set<UInt32> = []
+            for (name, table) in tables {
+                state.tables[name] = table
+                if let table { variable.insert(table.id) }
+            }
+            seals.register(state.tables, variableDuplicates: variable)
+        }
+    }
+
     // MARK: Map size
 
     var mapSize: Int { state.withLock { $0.mapSize } }

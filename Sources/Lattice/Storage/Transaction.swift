@@ -491,6 +491,7 @@ final class Transaction {
             txn = nil
             if rc == MDB_MAP_FULL {
                 try growForReplay()
+                try checkReplayable()
                 try restartAndReplay()
                 continue
             }
@@ -546,7 +547,31 @@ final class Transaction {
         mdb_txn_abort(txn)
         txn = nil
         try growForReplay()
+        try checkReplayable()
         try restartAndReplay()
+    }
+
+    /// Whether the log can replay the transaction: not after `recreateAsBlocks` (its LMDB table handles
+    /// cannot be opened again the same way).
+    private var replayable = true
+
+    /// Throws (the transaction rolled back, the map grown) when the transaction cannot be replayed.
+    private func checkReplayable() throws {
+        guard !replayable else { return }
+        throw LatticeError.storage(path: env.path, code: MDB_MAP_FULL, message:
+            "the file's map filled up while a table was rebuilt; the write was rolled back and the map grown: try again.")
+    }
+
+    /// Deletes the sorted-duplicates table `table` (named `name`) and creates it again with duplicates of
+    /// any size (a packed index, see `Blocks`); returns it. The transaction can no longer be replayed: a
+    /// full map then rolls it back (see `checkReplayable`).
+    func recreateAsBlocks(_ table: Table, name: String) throws -> Table {
+        try checkThread("A write")
+        replayable = false
+        try env.check(mdb_drop(txn, table.id, 1))
+        var dbi = MDB_dbi()
+        try env.check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE | MDB_DUPSORT), &dbi))
+        return Table(id: dbi)
     }
 
     /// Grows the map (no LMDB transaction active) so that the committed data plus what the log will

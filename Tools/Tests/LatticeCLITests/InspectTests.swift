@@ -13,7 +13,7 @@ final class InspectTests: CLITestCase {
         let result = try lattice("info", "people.lattice", "--json")
         XCTAssertEqual(result.status, 0, result.stderr)
         let info = try XCTUnwrap(try json(result.stdout) as? [String: Any])
-        XCTAssertEqual(info["formatVersion"] as? Int, 4)
+        XCTAssertEqual(info["formatVersion"] as? Int, 6)
         XCTAssertEqual(info["schemaVersion"] as? Int, 0)
         let size = try XCTUnwrap(info["fileSize"] as? Int)
         XCTAssertEqual(size, try FileManager.default.attributesOfItem(atPath: url("people.lattice").path)[.size] as? Int)
