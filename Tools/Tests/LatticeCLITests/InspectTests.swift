@@ -29,7 +29,7 @@ final class InspectTests: CLITestCase {
 
         let table = try lattice("info", "people.lattice")
         XCTAssertEqual(table.status, 0, table.stderr)
-        XCTAssertTrue(table.stdout.contains("Format version:  4"), table.stdout)
+        XCTAssertTrue(table.stdout.contains("Format version:  6"), table.stdout)
         XCTAssertTrue(table.stdout.contains("Schema version:  0"), table.stdout)
         let personRow = table.stdout.split(separator: "\n").first { $0.hasPrefix("CLIPerson") }.map(String.init) ?? ""
         XCTAssertEqual(personRow.split(separator: " ", omittingEmptySubsequences: true), ["CLIPerson", "30", "id", "id,", "name"])

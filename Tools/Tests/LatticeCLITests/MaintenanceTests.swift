@@ -12,12 +12,15 @@ final class MaintenanceTests: CLITestCase {
         XCTAssertEqual(healthy.stdout, "No problems found in people.lattice (3 classes).\n")
         XCTAssertEqual(try json(try lattice("check", "people.lattice", "--json").stdout) as? [String: [String]], ["problems": []])
 
-        // Change one byte of the names of two people inside the file: LMDB's pages stay intact, the
-        // records fail their checksums.
+        // Change one byte of the names of two people wherever the file holds them (their records, their
+        // index entries, old page copies): LMDB's pages stay intact, the records fail their checksums.
         var bytes = try Data(contentsOf: url("people.lattice"))
         for name in ["person 17", "person 23"] {
-            let range = try XCTUnwrap(bytes.range(of: Data(name.utf8)))
-            bytes[range.lowerBound + 2] ^= 0x20
+            var from = bytes.startIndex
+            while let range = bytes.range(of: Data(name.utf8), in: from..<bytes.endIndex) {
+                bytes[range.lowerBound + 2] ^= 0x20
+                from = range.upperBound
+            }
         }
         try bytes.write(to: url("people.lattice"))
 
