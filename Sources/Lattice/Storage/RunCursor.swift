@@ -141,17 +141,8 @@ final class RunCursor {
     /// The position of the first entry of the current run whose key is at least `wanted`.
     private func position(of wanted: UInt64) throws -> Int {
         guard let view else { return 0 }
-        if view.isDense {
-            guard let found = view.find(wanted) else { throw Runs.malformed(table, runKey, env) }
-            return found.index
-        }
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if keys[middle] < wanted { low = middle + 1 } else { high = middle }
-        }
-        return low
+        guard let i = view.position(of: wanted, keys: keys) else { throw Runs.malformed(table, runKey, env) }
+        return i
     }
 
     /// Moves the LMDB cursor (first, last, next or previous) to the next run that way, past the count

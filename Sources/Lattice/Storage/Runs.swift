@@ -49,6 +49,18 @@ enum Runs {
         value < 0x80 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
     }
 
+    /// Writes one entry end of a run's end table at `base + at`, advancing `at`.
+    @inline(__always)
+    static func storeEnd(_ end: Int, wide: Bool, at base: UnsafeMutableRawPointer, _ at: inout Int) {
+        if wide {
+            base.storeBytes(of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt32.self)
+            at += 4
+        } else {
+            base.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt16.self)
+            at += 2
+        }
+    }
+
     static let denseFlag: UInt8 = 1
     static let wideFlag: UInt8 = 2
 }
@@ -181,6 +193,19 @@ struct RunView {
 
     /// The key deltas as stored (not dense).
     var deltaRegion: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[deltas..<(deltas + deltaBytes)]) }
+
+    /// The position of the first entry whose key is at least `wanted`, given the run's `keys` when it is
+    /// not dense (`keys(into:)`); nil when the deltas are damaged.
+    func position(of wanted: UInt64, keys: [UInt64]) -> Int? {
+        if isDense { return find(wanted)?.index }
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle] < wanted { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 
     /// Every key in order, into `keys` (emptied first); false when the deltas are damaged.
     func keys(into keys: inout [UInt64]) -> Bool {
@@ -382,15 +407,7 @@ struct RunWriter {
                     previous = key
                 }
             }
-            for end in ends {
-                if wide {
-                    base.storeBytes(of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt32.self)
-                    at += 4
-                } else {
-                    base.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt16.self)
-                    at += 2
-                }
-            }
+            for end in ends { Runs.storeEnd(end, wide: wide, at: base, &at) }
             precondition(at + area.count == total, "a run's header came out of another size than computed")
             area.withUnsafeBytes { if let source = $0.baseAddress { (base + at).copyMemory(from: source, byteCount: $0.count) } }
         }
@@ -462,15 +479,7 @@ enum RunSplice {
                 deltas.withUnsafeBytes { if let d = $0.baseAddress { (base + at).copyMemory(from: d, byteCount: $0.count) } }
                 at += deltas.count
             }
-            func putEnd(_ end: Int) {
-                if wide {
-                    base.storeBytes(of: UInt32(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt32.self)
-                    at += 4
-                } else {
-                    base.storeBytes(of: UInt16(truncatingIfNeeded: end).littleEndian, toByteOffset: at, as: UInt16.self)
-                    at += 2
-                }
-            }
+            func putEnd(_ end: Int) { Runs.storeEnd(end, wide: wide, at: base, &at) }
             for j in 0..<i { putEnd(view.entryEnd(j)) }
             if key != nil { putEnd(before.bytes.count + newEntry) }
             let shift = before.bytes.count + newEntry - after.start

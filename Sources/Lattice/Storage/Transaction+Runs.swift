@@ -209,21 +209,6 @@ extension Transaction {
         return view
     }
 
-    /// The position of the first entry of `view` whose key is at least `number`.
-    private func position(_ table: Table, _ view: RunView, _ number: UInt64) throws -> Int {
-        if view.isDense {
-            guard let found = view.find(number) else { throw Runs.malformed(table, view.key, env) }
-            return found.index
-        }
-        var low = 0
-        var high = runKeys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if runKeys[middle] < number { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
     private func entryKey(_ view: RunView, _ i: Int) -> UInt64 {
         view.isDense ? view.key &+ UInt64(i) : runKeys[i]
     }
