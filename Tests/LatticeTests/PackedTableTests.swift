@@ -22,6 +22,33 @@ final class PackedTableTests: XCTestCase {
         String(repeating: Character(UnicodeScalar(UInt8(97 + seed % 26))), count: length)
     }
 
+    /// `first` and `last` of a class read its table's ends: before any object, with one, across runs, in
+    /// a write that changes them, and once every object is deleted (the count entry alone is left).
+    func testFirstAndLastOfAClassFollowItsEnds() throws {
+        let db = makeTempDatabase("packed-ends")
+        let lattice = try db.open([PackedNote.self])
+        let notes = lattice.objects(PackedNote.self)
+        XCTAssertNil(notes.first)
+        XCTAssertNil(notes.last)
+        try lattice.write { try lattice.create(PackedNote.self, value: ["id": 7, "text": "seven"]) }
+        XCTAssertEqual(notes.first?.text, "seven")
+        XCTAssertEqual(notes.last?.text, "seven")
+        try lattice.write {
+            for id in 8..<600 { try lattice.create(PackedNote.self, value: ["id": id, "text": text(40, id)]) }
+            try lattice.create(PackedNote.self, value: ["id": -3, "text": "front"])
+            XCTAssertEqual(notes.first?.id, -3, "inside the write")
+            XCTAssertEqual(notes.last?.id, 599, "inside the write")
+        }
+        XCTAssertEqual(notes.first?.text, "front")
+        XCTAssertEqual(notes.last?.text, text(40, 599))
+        try lattice.write { try lattice.delete(lattice.objects(PackedNote.self)) }
+        XCTAssertNil(notes.first)
+        XCTAssertNil(notes.last)
+        XCTAssertEqual(Array(notes).count, 0)
+        let reopened = try db.open([PackedNote.self])
+        XCTAssertNil(reopened.objects(PackedNote.self).last)
+    }
+
     /// Random edits against a dictionary model, checked by every read path after each write.
     func testRandomEditsReadBackAsTheModelInEveryWay() throws {
         let db = makeTempDatabase("packed")
@@ -33,6 +60,8 @@ final class PackedTableTests: XCTestCase {
             let keys = model.keys.sorted()
             XCTAssertEqual(notes.map(\.id), keys, "\(step): a walk lists every key in order")
             XCTAssertEqual(notes.reversed().map(\.id), keys.reversed(), "\(step): backwards too")
+            XCTAssertEqual(notes.first?.id, keys.first, "\(step): first")
+            XCTAssertEqual(notes.last?.id, keys.last, "\(step): last")
             for (i, key) in keys.enumerated() where i % 7 == 0 {
                 XCTAssertEqual(notes[i].id, key, "\(step): by position")
             }

@@ -18,6 +18,19 @@ enum Varint {
         out.append(UInt8(v))
     }
 
+    /// Writes `value` at `base + at`, advancing `at`; the caller made room (at most 10 bytes).
+    @inline(__always)
+    static func store(_ value: UInt64, at base: UnsafeMutableRawPointer, _ at: inout Int) {
+        var v = value
+        while v >= 0x80 {
+            base.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: at, as: UInt8.self)
+            at += 1
+            v >>= 7
+        }
+        base.storeBytes(of: UInt8(v), toByteOffset: at, as: UInt8.self)
+        at += 1
+    }
+
     /// Reads a varint at `offset`, advancing it. Malformed input yields 0 and stops at the end.
     @inlinable
     static func read(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64 {

@@ -101,8 +101,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         guard let info else { return nil }
         if isWholeClass {
             return lattice.reading("the objects of '\(info.name)'") { txn in
-                try txn.withCursor(info.objectsTable) { cursor -> Element? in
-                    guard let entry = try first ? cursor.first() : cursor.last() else { return nil }
+                try txn.withEnd(info.objectsTable, last: !first) { entry -> Element? in
+                    guard let entry else { return nil }
                     return unsafeDowncast(lattice.materialize(Element.self, info, key: KeyCodec.int(entry.key), bytes: entry.value, in: txn),
                                           to: Element.self)
                 }
@@ -181,7 +181,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         // All objects of a class, read outside a write: one cursor walk reads keys and records together.
         if let info, isWholeClass, lattice.writer == nil {
             let start = lattice.reading("the objects of '\(info.name)'") { txn in
-                (txn.id, try txn.withCursor(info.objectsTable) { try $0.last().map { KeyCodec.int($0.key) } })
+                (txn.id, try ObjectTable(table: info.objectsTable).lastKey(txn))
             }
             return Iterator(results: self, keys: nil, walk: ResultsWalk(snapshot: start.0, lastKey: start.1 ?? .min))
         }

@@ -88,48 +88,55 @@ extension BlockView {
         let region = deltas
         guard let found = locate(key, in: region) else { return .damaged }
         guard found.key == key else { return .unchanged }
-        var out: [UInt8] = []
         if found.index == 0 {
             // The first key goes: the next one (its delta the first) becomes first.
             var at = 0
             guard let delta = RunView.varint(region, &at) else { return .damaged }
-            return .edited(BlockView.block(first: first &+ delta, deltas: UnsafeRawBufferPointer(rebasing: region[at...]), last: last))
+            return .edited(BlockView.block(first: first &+ delta, last: last, deltaBytes: region.count) {
+                $0.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[at...]))
+            })
         }
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<found.start]))
         var at = found.end
+        var next: UInt64?
         if at < region.count {
-            // A key inside: its delta and the next one's become one.
-            guard let next = RunView.varint(region, &at) else { return .damaged }
-            Varint.append(found.delta &+ next, to: &out)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[at...]))
-            return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: last)) }
+            guard let delta = RunView.varint(region, &at) else { return .damaged }
+            next = delta
         }
-        // The last key goes: the one before it becomes last.
-        return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: found.previous)) }
+        // A key inside: its delta and the next one's become one. The last key: the one before it is last.
+        return .edited(BlockView.block(first: first, last: next == nil ? found.previous : last, deltaBytes: region.count) {
+            $0.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<found.start]))
+            if let next {
+                Varint.append(found.delta &+ next, to: &$0)
+                $0.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[at...]))
+            }
+        })
     }
 
     /// The block with `key` filed in it: one scan of the deltas up to its place, and the bytes spliced.
     func inserting(_ key: UInt64) -> BlockEdit {
         let region = deltas
-        var out: [UInt8] = []
+        let size = region.count + 20
         if key < first {
-            Varint.append(first &- key, to: &out)
-            out.append(contentsOf: region)
-            return out.withUnsafeBytes { .edited(BlockView.block(first: key, deltas: $0, last: last)) }
+            return .edited(BlockView.block(first: key, last: last, deltaBytes: size) {
+                Varint.append(first &- key, to: &$0)
+                $0.append(contentsOf: region)
+            })
         }
         if key > last {
-            out.append(contentsOf: region)
-            Varint.append(key &- last, to: &out)
-            return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: key)) }
+            return .edited(BlockView.block(first: first, last: key, deltaBytes: size) {
+                $0.append(contentsOf: region)
+                Varint.append(key &- last, to: &$0)
+            })
         }
         guard let found = locate(key, in: region) else { return .damaged }
         if found.key == key { return .unchanged }
         // Between the key before (`previous`) and the one found: its delta split in two.
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<found.start]))
-        Varint.append(key &- found.previous, to: &out)
-        Varint.append(found.key &- key, to: &out)
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[found.end...]))
-        return out.withUnsafeBytes { .edited(BlockView.block(first: first, deltas: $0, last: last)) }
+        return .edited(BlockView.block(first: first, last: last, deltaBytes: size) {
+            $0.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[..<found.start]))
+            Varint.append(key &- found.previous, to: &$0)
+            Varint.append(found.key &- key, to: &$0)
+            $0.append(contentsOf: UnsafeRawBufferPointer(rebasing: region[found.end...]))
+        })
     }
 
     /// The first key at least `key` (`first` <= `key` <= `last`): its position, value, the key before it,
@@ -161,13 +168,14 @@ extension BlockView {
         return nil  // `key` <= `last`, so a key at least it exists: the deltas are damaged
     }
 
-    /// A block as stored: one key alone when no delta is left.
-    private static func block(first: UInt64, deltas: UnsafeRawBufferPointer, last: UInt64) -> [UInt8] {
+    /// A block as stored, its deltas written by `deltas` (at most `deltaBytes` of them, for the capacity):
+    /// one key alone when no delta is written.
+    private static func block(first: UInt64, last: UInt64, deltaBytes: Int, _ deltas: (inout [UInt8]) -> Void) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(16 + deltas.count)
+        out.reserveCapacity(16 + deltaBytes)
         withUnsafeBytes(of: first.bigEndian) { out.append(contentsOf: $0) }
-        guard !deltas.isEmpty else { return out }
-        out.append(contentsOf: deltas)
+        deltas(&out)
+        guard out.count > 8 else { return out }
         withUnsafeBytes(of: last.bigEndian) { out.append(contentsOf: $0) }
         return out
     }

@@ -15,9 +15,11 @@ import Glibc
 final class ResidentPages {
     /// Bytes walked between releases.
     private let threshold: Int
-    private var low = UInt.max
-    private var high: UInt = 0
-    private var walked = 0
+    // No runtime exclusivity checks (a note comes with every entry a cursor returns): one read
+    // transaction owns this object, and its cursors are used by one thread at a time.
+    @exclusivity(unchecked) private var low = UInt.max
+    @exclusivity(unchecked) private var high: UInt = 0
+    @exclusivity(unchecked) private var walked = 0
 
     init(env: Environment) {
         threshold = env.options.residentScanBytes
@@ -33,11 +35,17 @@ final class ResidentPages {
     /// Notes an entry a cursor returned, inside an open snapshot.
     @inline(__always)
     func note(_ key: MDB_val, _ value: MDB_val) {
-        guard let data = value.mv_data else { return }
+        note(value.mv_data, value.mv_size &+ key.mv_size)
+    }
+
+    /// Notes `size` bytes at `data` a cursor read, inside an open snapshot.
+    @inline(__always)
+    func note(_ data: UnsafeRawPointer?, _ size: Int) {
+        guard let data else { return }
         let start = UInt(bitPattern: data)
         low = Swift.min(low, start)
-        high = Swift.max(high, start &+ UInt(value.mv_size))
-        walked &+= value.mv_size &+ key.mv_size &+ 16
+        high = Swift.max(high, start &+ UInt(size))
+        walked &+= size &+ 16
         if walked >= threshold { release() }
     }
 

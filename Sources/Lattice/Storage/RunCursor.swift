@@ -102,7 +102,7 @@ final class RunCursor {
             guard try floor(key) else { return nil }
         }
         let i = try position(of: wanted)
-        if i < count, self.key(i) == wanted { return try entry(i) }
+        if i < count, self.key(i) == wanted { return try noted(entry(i)) }
         try verifyNeighbours(of: i)
         index = -1
         return nil
@@ -122,7 +122,7 @@ final class RunCursor {
         let i = try position(of: Runs.number(key))
         if i < count {
             if i > 0 { _ = try entry(i - 1) }  // the entry before is read too: damage that moved a key shows
-            return try entry(i)
+            return try noted(entry(i))
         }
         index = count - 1
         return try next()
@@ -162,6 +162,7 @@ final class RunCursor {
         if rc == MDB_NOTFOUND { return false }
         try env.check(rc)
         try load(k, v)
+        residentPages?.note(k, v)  // a walk reads the whole run
         return true
     }
 
@@ -181,7 +182,6 @@ final class RunCursor {
         index = -1
         runKey = Runs.number(bytes(k))
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
-        residentPages?.note(k, v)
         guard let parsed = RunView(bytes(v), key: runKey), parsed.isDense || parsed.keys(into: &keys) else {
             throw Runs.malformed(table, runKey, env)
         }
@@ -198,6 +198,14 @@ final class RunCursor {
         let key = UnsafeRawBufferPointer(start: keyBuffer, count: 8)
         guard let sealed = view.entry(i) else { throw Runs.malformed(table, runKey, env) }
         return (key, try Cursor.opened(table, key, sealed, env))
+    }
+
+    /// `entry` (found by a seek) noted as read: only the entry, where a walk notes the whole run, so that
+    /// lookups reading one entry of each run do not count whole runs toward `ResidentPages`' release.
+    @inline(__always)
+    private func noted(_ entry: Cursor.Entry?) -> Cursor.Entry? {
+        if let value = entry?.value { residentPages?.note(value.baseAddress, value.count &+ 8) }
+        return entry
     }
 
     /// After a lookup that found nothing at position `i`: the entries on either side are verified, so an

@@ -44,6 +44,13 @@ enum Runs {
         return try withUnsafeBytes(of: &bigEndian, body)
     }
 
+    /// Makes `out` `count` bytes long, keeping its storage; the bytes are then all written by the caller
+    /// (a run written after another of about the same size moves no more than a few bytes here).
+    @inline(__always)
+    static func resize(_ out: inout [UInt8], to count: Int) {
+        if out.count > count { out.removeLast(out.count - count) } else { out.append(contentsOf: repeatElement(0, count: count - out.count)) }
+    }
+
     @inline(__always)
     static func varintSize(_ value: UInt64) -> Int {
         value < 0x80 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
@@ -112,7 +119,7 @@ struct RunView {
         deltas = at
         ends = at + deltaBytes
         let width = wide ? 4 : 2
-        guard count <= (bytes.count - ends) / width else { return nil }
+        guard count * width <= bytes.count - ends else { return nil }  // count <= bytes.count: no overflow
         entries = ends + count * width
         // The last end closes the entry area exactly; the others are checked as entries are read.
         guard end(count - 1) == bytes.count - entries else { return nil }
@@ -379,31 +386,18 @@ struct RunWriter {
     func encode(into out: inout [UInt8]) {
         let total = size
         let wide = area.count > 0xFFFF
-        // Written in place in the buffer `out` already has (zeroed first: cheaper than an allocation).
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: repeatElement(0, count: total))
+        // Written in place in the buffer `out` already has (cheaper than an allocation).
+        Runs.resize(&out, to: total)
         out.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
-            var at = 0
-            func put(_ byte: UInt8) {
-                base.storeBytes(of: byte, toByteOffset: at, as: UInt8.self)
-                at += 1
-            }
-            func putVarint(_ value: UInt64) {
-                var v = value
-                while v >= 0x80 {
-                    put(UInt8(truncatingIfNeeded: v) | 0x80)
-                    v >>= 7
-                }
-                put(UInt8(v))
-            }
-            put((dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0))
-            putVarint(UInt64(count))
+            base.storeBytes(of: (dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0), as: UInt8.self)
+            var at = 1
+            Varint.store(UInt64(count), at: base, &at)
             if !dense {
-                putVarint(UInt64(deltaBytes))
+                Varint.store(UInt64(deltaBytes), at: base, &at)
                 var previous = firstKey
                 for key in keys {
-                    putVarint(key &- previous)
+                    Varint.store(key &- previous, at: base, &at)
                     previous = key
                 }
             }
@@ -439,6 +433,7 @@ enum RunSplice {
         // Keys: whether they stay consecutive (a dense view), the deltas otherwise, and the first key.
         var dense = false
         var deltas: [UInt8] = []
+        deltas.reserveCapacity(view.deltaRegion.count + 20)
         var first = view.key
         if view.isDense {
             let last = view.key &+ UInt64(n - 1)
@@ -463,18 +458,14 @@ enum RunSplice {
         }
         let header = 1 + Runs.varintSize(UInt64(count)) + (dense ? 0 : Runs.varintSize(UInt64(deltas.count)) + deltas.count)
         let total = header + count * (wide ? 4 : 2) + area
-        out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: repeatElement(0, count: total))
+        Runs.resize(&out, to: total)
         out.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             var at = 0
             base.storeBytes(of: (dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0), as: UInt8.self)
             at = 1
-            var scratch: [UInt8] = []
-            Varint.append(UInt64(count), to: &scratch)
-            if !dense { Varint.append(UInt64(deltas.count), to: &scratch) }
-            scratch.withUnsafeBytes { (base + at).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            at += scratch.count
+            Varint.store(UInt64(count), at: base, &at)
+            if !dense { Varint.store(UInt64(deltas.count), at: base, &at) }
             if !dense {
                 deltas.withUnsafeBytes { if let d = $0.baseAddress { (base + at).copyMemory(from: d, byteCount: $0.count) } }
                 at += deltas.count

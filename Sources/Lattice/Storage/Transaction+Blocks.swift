@@ -68,7 +68,7 @@ extension Transaction {
     /// Removes the 8-byte object key `value` from under `key` (logged by the caller); false when absent.
     /// An empty `value` removes every object key filed under `key`.
     func blockRemove(_ table: Table, _ key: Bytes, _ value: Bytes) throws -> Bool {
-        try storeBlock(table, IndexKey(bytes: Array(key)))
+        try storeBlock(table, key)
         if value.isEmpty {
             var k = mdbVal(key)
             let rc = mdb_del(txn, table.id, &k, nil)
@@ -159,15 +159,18 @@ extension Transaction {
     }
 
     /// Writes the pending block of `key`, if any.
-    private func storeBlock(_ table: Table, _ key: IndexKey) throws {
-        guard let pending = runWrites?.blocks[table.id]?.byKey.removeValue(forKey: key) else { return }
-        try writeBlock(table, key, pending)
+    private func storeBlock(_ table: Table, _ key: Bytes) throws {
+        // Most edits find nothing pending: no dictionary key is made for them.
+        guard let all = runWrites?.blocks[table.id], !all.byKey.isEmpty else { return }
+        let indexKey = IndexKey(bytes: Array(key))
+        guard let pending = all.byKey.removeValue(forKey: indexKey) else { return }
+        try writeBlock(table, indexKey, pending)
     }
 
     /// Files `number` under `key` wherever it goes among the key's blocks: the block it falls in is
     /// read, and written again with it (split in two when full).
     private func insert(_ table: Table, _ key: Bytes, _ number: UInt64) throws {
-        try storeBlock(table, IndexKey(bytes: Array(key)))
+        try storeBlock(table, key)
         let cursor = try writeCursor(table)
         guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else {
             _ = try rawPutBlock(table, key, Blocks.single(number), flags: 0)

@@ -106,6 +106,34 @@ extension Transaction {
         return try RunCursor(handle: cursor, env: env, table: table, pageSize: pageSize, residentPages: nil).seek(exactly: key)?.value
     }
 
+    /// The first (or, with `last`, the last) entry of `table`, nil when it has none, passed to `body`. A
+    /// read transaction reads a packed table's end through its lookup cursor: no cursor to open, no walk.
+    func withEnd<R>(_ table: Table, last: Bool, _ body: (Cursor.Entry?) throws -> R) throws -> R {
+        guard !isWrite, packing(table) == .runs else { return try withCursor(table) { try body(last ? $0.last() : $0.first()) } }
+        if let lock = sharedLock { return try lock.withLock { try runEnd(table, last: last, body) } }
+        return try runEnd(table, last: last, body)
+    }
+
+    private func runEnd<R>(_ table: Table, last: Bool, _ body: (Cursor.Entry?) throws -> R) throws -> R {
+        let cursor = try readCursor(table)
+        var k = MDB_val()
+        var v = MDB_val()
+        var rc = mdb_cursor_get(cursor, &k, &v, last ? MDB_LAST : MDB_FIRST)
+        // The count entry sorts first: the table's only entry when it is the last one.
+        if rc == 0, try Runs.isCountEntry(k, env: env, table: table) {
+            rc = last ? MDB_NOTFOUND : mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
+        }
+        if rc == MDB_NOTFOUND { return try body(nil) }
+        try env.check(rc)
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+        let runKey = Runs.number(bytes(k))
+        guard let view = RunView(bytes(v), key: runKey), let key = last ? view.lastKey : runKey,
+              let sealed = view.entry(last ? view.count - 1 : 0) else {
+            throw Runs.malformed(table, runKey, env)
+        }
+        return try Runs.withKey(key) { try body(($0, try Cursor.opened(table, $0, sealed, env))) }
+    }
+
     /// The number of entries of a packed table.
     func runCount(_ table: Table) throws -> Int {
         if let count = runWrites?.counts[table.id] { return count }

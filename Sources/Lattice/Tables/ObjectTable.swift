@@ -34,7 +34,7 @@ struct ObjectTable {
 
     /// The largest object key, or nil when the class has no object.
     func lastKey(_ txn: Transaction) throws -> Int64? {
-        try txn.withCursor(table) { try $0.last().map { KeyCodec.int($0.key) } }
+        try txn.withEnd(table, last: true) { $0.map { KeyCodec.int($0.key) } }
     }
 
     func count(_ txn: Transaction) throws -> Int { try txn.count(table) }
