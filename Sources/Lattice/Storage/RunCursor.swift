@@ -94,12 +94,13 @@ final class RunCursor {
     }
 
     /// The entry under `key`, or nil. A key within the current run's first and last keys is found there
-    /// with no search: lookups in increasing order, as batched reads of keys make them, read each run once.
+    /// with no search, one in the next run or the one after by stepping there: lookups in increasing
+    /// order, as batched reads of keys make them, read each run once and search the tree only for a jump.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Cursor.Entry? {
         guard key.count == 8 else { return nil }
         let wanted = Runs.number(key)
         if !(loaded && view != nil && wanted >= runKey && wanted <= self.key(count - 1)) {
-            guard try floor(key) else { return nil }
+            guard try steppedAhead(to: wanted) || floor(key) else { return nil }
         }
         let i = try position(of: wanted)
         if i < count, self.key(i) == wanted { return try noted(entry(i)) }
@@ -145,9 +146,25 @@ final class RunCursor {
         return i
     }
 
+    /// Steps to the next run, and the one after, while `wanted` lies a little past the current run (no
+    /// further than twice the current run's span of keys): true on a run whose keys span `wanted`. A step
+    /// costs a tenth of a search from the root; lookups far apart never step. False (the caller
+    /// searches) past those two runs, in a gap between runs, or on a run that does not parse (the search
+    /// reports it if `wanted` is in it).
+    private func steppedAhead(to wanted: UInt64) -> Bool {
+        guard loaded, view != nil else { return false }
+        let last = key(count - 1)
+        guard wanted > last, (wanted - last) / 2 <= (last - runKey) &+ 1 else { return false }
+        for _ in 0..<2 {
+            guard (try? step(MDB_NEXT, noting: false)) == true, view != nil, wanted >= runKey else { return false }
+            if wanted <= key(count - 1) { return true }
+        }
+        return false
+    }
+
     /// Moves the LMDB cursor (first, last, next or previous) to the next run that way, past the count
-    /// entry, and makes it the current run; false when there is none.
-    private func step(_ op: MDB_cursor_op) throws -> Bool {
+    /// entry, and makes it the current run; false when there is none. `noting`: a walk reads the run.
+    private func step(_ op: MDB_cursor_op, noting: Bool = true) throws -> Bool {
         var k = MDB_val()
         var v = MDB_val()
         var rc = mdb_cursor_get(handle, &k, &v, op)
@@ -162,7 +179,7 @@ final class RunCursor {
         if rc == MDB_NOTFOUND { return false }
         try env.check(rc)
         try load(k, v)
-        residentPages?.note(k, v)  // a walk reads the whole run
+        if noting { residentPages?.note(k, v) }
         return true
     }
 
