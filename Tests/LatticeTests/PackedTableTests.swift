@@ -12,6 +12,10 @@ final class PackedTag: Object {
     @Persisted var label = ""
 }
 
+final class PackedBoard: Object {
+    @Persisted var notes: List<PackedNote>
+}
+
 /// Object tables of file format 6 hold runs of records (see `Runs`): these tests drive them through the
 /// public API with keys added in order, in the middle, at the front and far apart, records from empty to
 /// larger than a run (and than the 64 KiB a run's short end table covers), deletes that empty runs and
@@ -49,6 +53,38 @@ final class PackedTableTests: XCTestCase {
         XCTAssertNil(reopened.objects(PackedNote.self).last)
     }
 
+    /// Objects read in the order a List holds them: keys going down, then up, with gaps of every size
+    /// (some keys deleted), so that each lookup lands in the same run, the next one, the one after, or
+    /// further, in either direction, on a fresh cursor or one left on another run.
+    func testListOrderReadsAcrossRunsInBothDirections() throws {
+        let db = makeTempDatabase("packed-list-order")
+        var random = SeededGenerator(state: 0x11_57)
+        var order: [Int] = []
+        var id = 3_999
+        while id >= 0 { order.append(id); id -= 1 + random.next(120) }
+        id = random.next(40)
+        while id < 4_000 { order.append(id); id += 1 + random.next(120) }
+        order = order.filter { $0 % 97 != 0 }
+        do {
+            let lattice = try db.open([PackedNote.self, PackedBoard.self])
+            try lattice.write {
+                for id in 0..<4_000 { try lattice.create(PackedNote.self, value: ["id": id, "text": text(30 + id % 50, id)]) }
+                for id in stride(from: 0, to: 4_000, by: 97) {
+                    try lattice.delete(try XCTUnwrap(lattice.object(ofType: PackedNote.self, forPrimaryKey: id)))
+                }
+                let board = PackedBoard()
+                try lattice.add(board)
+                for id in order { board.notes.append(try XCTUnwrap(lattice.object(ofType: PackedNote.self, forPrimaryKey: id))) }
+            }
+        }
+        let lattice = try db.open([PackedNote.self, PackedBoard.self])
+        let notes = try XCTUnwrap(lattice.objects(PackedBoard.self).first).notes
+        XCTAssertEqual(Array(notes).map(\.id), order, "a loop")
+        XCTAssertEqual((0..<notes.count).map { notes[$0].id }, order, "by position")
+        XCTAssertEqual(notes.reversed().map(\.id), order.reversed(), "by position, backwards")
+        XCTAssertEqual(notes.map(\.text), order.map { text(30 + $0 % 50, $0) })
+    }
+
     /// Random edits against a dictionary model, checked by every read path after each write.
     func testRandomEditsReadBackAsTheModelInEveryWay() throws {
         let db = makeTempDatabase("packed")
@@ -75,6 +111,8 @@ final class PackedTableTests: XCTestCase {
             }
             let grouped = try lattice.objects(PackedNote.self).filter("group == 3").map(\.id)
             XCTAssertEqual(grouped, keys.filter { model[$0]?.group == 3 }, "\(step): through the index")
+            let groupedBackwards = try lattice.objects(PackedNote.self).filter("group == 3").reversed().map(\.id)
+            XCTAssertEqual(groupedBackwards, keys.filter { model[$0]?.group == 3 }.reversed(), "\(step): through the index, backwards")
             let ranged = try lattice.objects(PackedNote.self).filter("id >= 500 AND id < 900").map(\.id)
             XCTAssertEqual(ranged, keys.filter { $0 >= 500 && $0 < 900 }, "\(step): a key range")
         }

@@ -94,13 +94,13 @@ final class RunCursor {
     }
 
     /// The entry under `key`, or nil. A key within the current run's first and last keys is found there
-    /// with no search, one in the next run or the one after by stepping there: lookups in increasing
+    /// with no search, one in a neighbouring run by stepping there: lookups in increasing or decreasing
     /// order, as batched reads of keys make them, read each run once and search the tree only for a jump.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Cursor.Entry? {
         guard key.count == 8 else { return nil }
         let wanted = Runs.number(key)
         if !(loaded && view != nil && wanted >= runKey && wanted <= self.key(count - 1)) {
-            guard try steppedAhead(to: wanted) || floor(key) else { return nil }
+            guard try steppedNear(wanted) || floor(key) else { return nil }
         }
         let i = try position(of: wanted)
         if i < count, self.key(i) == wanted { return try noted(entry(i)) }
@@ -146,18 +146,23 @@ final class RunCursor {
         return i
     }
 
-    /// Steps to the next run, and the one after, while `wanted` lies a little past the current run (no
-    /// further than twice the current run's span of keys): true on a run whose keys span `wanted`. A step
-    /// costs a tenth of a search from the root; lookups far apart never step. False (the caller
-    /// searches) past those two runs, in a gap between runs, or on a run that does not parse (the search
-    /// reports it if `wanted` is in it).
-    private func steppedAhead(to wanted: UInt64) -> Bool {
+    /// Steps to the next run and the one after (or, for a key below the current run, the run before
+    /// and the one before that) while `wanted` lies a little outside the current run (no further than
+    /// twice its span of keys): true on a run whose keys span `wanted`. A step costs a tenth of a search
+    /// from the root; lookups far apart never step. False (the caller searches) past those two runs, in
+    /// a gap between runs, or on a run that does not parse (the search reports it if `wanted` is in it).
+    private func steppedNear(_ wanted: UInt64) -> Bool {
         guard loaded, view != nil else { return false }
+        let first = runKey
         let last = key(count - 1)
-        guard wanted > last, (wanted - last) / 2 <= (last - runKey) &+ 1 else { return false }
+        let span = (last - first) &+ 1
+        let forward = wanted > last
+        guard forward ? (wanted - last) / 2 <= span : wanted < first && (first - wanted) / 2 <= span else { return false }
         for _ in 0..<2 {
-            guard (try? step(MDB_NEXT, noting: false)) == true, view != nil, wanted >= runKey else { return false }
-            if wanted <= key(count - 1) { return true }
+            guard (try? step(forward ? MDB_NEXT : MDB_PREV, noting: false)) == true, view != nil else { return false }
+            let (low, high) = (runKey, key(count - 1))
+            if forward ? wanted < low : wanted > high { return false }  // in the gap before this run
+            if wanted >= low && wanted <= high { return true }
         }
         return false
     }
