@@ -85,6 +85,46 @@ final class PackedTableTests: XCTestCase {
         XCTAssertEqual(notes.map(\.text), order.map { text(30 + $0 % 50, $0) })
     }
 
+    /// Writes of objects read earlier, after reads of others in between: the write finds the run of its
+    /// own key, wherever the cursor was left (a write right after reading the same object skips the
+    /// search; any other does not).
+    func testWritesAfterReadsOfOtherObjectsFindTheirOwnRuns() throws {
+        let db = makeTempDatabase("packed-write-after-read")
+        var model: [Int: String] = [:]
+        do {
+            let lattice = try db.open([PackedNote.self])
+            try lattice.write {
+                for id in 0..<3_000 {
+                    model[id] = text(40, id)
+                    try lattice.create(PackedNote.self, value: ["id": id, "text": model[id]!])
+                }
+            }
+            var random = SeededGenerator(state: 0xF100_2)
+            try lattice.write {
+                let held = try (0..<60).map { _ in try XCTUnwrap(lattice.object(ofType: PackedNote.self, forPrimaryKey: random.next(3_000))) }
+                for (n, note) in held.enumerated() {
+                    // Another object read first leaves the cursor on its run, before or after this one's.
+                    _ = lattice.object(ofType: PackedNote.self, forPrimaryKey: random.next(3_000))?.text
+                    if n % 3 == 2, !note.isInvalidated {
+                        model[note.id] = nil
+                        try lattice.delete(note)
+                    } else if !note.isInvalidated {
+                        let value = n % 2 == 0 ? text(40, n) : text(41 + n % 7, n)  // the same size, or not
+                        note.text = value
+                        model[note.id] = value
+                    }
+                }
+            }
+        }
+        let lattice = try db.open([PackedNote.self])
+        let notes = lattice.objects(PackedNote.self)
+        XCTAssertEqual(notes.map(\.id), model.keys.sorted())
+        XCTAssertEqual(notes.map(\.text), model.keys.sorted().map { model[$0]! })
+        for id in stride(from: 0, to: 3_000, by: 7) {
+            XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: id)?.text, model[id], "lookup of \(id)")
+        }
+    }
+
     /// Random edits against a dictionary model, checked by every read path after each write.
     func testRandomEditsReadBackAsTheModelInEveryWay() throws {
         let db = makeTempDatabase("packed")

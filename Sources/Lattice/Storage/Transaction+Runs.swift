@@ -161,7 +161,7 @@ extension Transaction {
         if try appendToTail(table, number, value) { return true }
         guard let writes = runWrites else { return false }
         let cursor = try writeCursor(table)
-        guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor) else {
+        guard let (k, v) = try Runs.floor(near: cursor, key, env: env, table: table) ?? firstRun(cursor) else {
             var run = RunWriter()
             run.append(key: number, value: value)
             try store(table, run.encoded(), first: number, count: 1, replacing: nil, cursor)
@@ -195,7 +195,7 @@ extension Transaction {
         try storeTail(table)
         let number = Runs.number(key)
         let cursor = try writeCursor(table)
-        guard let (k, v) = try Runs.floor(cursor, key, env: env, table: table) else { return false }
+        guard let (k, v) = try Runs.floor(near: cursor, key, env: env, table: table) else { return false }
         let runKey = Runs.number(bytes(k))
         guard let view = RunView(bytes(v), key: runKey), let place = view.place(of: number) else { throw Runs.malformed(table, runKey, env) }
         guard place.index < view.count, place.key == number else { return false }
