@@ -39,6 +39,12 @@ extension Transaction {
         }
         let number = Runs.number(value)
         let indexKey = IndexKey(bytes: Array(key))
+        if last, let all = writes.blocks[table.id], let i = all.byKey.index(forKey: indexKey),
+           number > all.byKey.values[i].writer.last, all.byKey.values[i].writer.size(adding: number) <= Blocks.budget {
+            // The usual case: one more key at the end of a pending block with room, appended where it is.
+            all.byKey.values[i].writer.append(number)
+            return
+        }
         if last {
             if var pending = writes.blocks[table.id]?.byKey.removeValue(forKey: indexKey) {
                 if number > pending.writer.last {
