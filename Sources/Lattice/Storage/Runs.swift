@@ -56,6 +56,23 @@ enum Runs {
         value < 0x80 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
     }
 
+    /// The bytes of a run of `count` entries whose entry area is `area` bytes (its ends wide past 64 KiB)
+    /// and whose key deltas, unless `dense`, take `deltaBytes`.
+    static func size(count: Int, dense: Bool, deltaBytes: Int, area: Int) -> Int {
+        let deltas = dense ? 0 : varintSize(UInt64(deltaBytes)) + deltaBytes
+        return 1 + varintSize(UInt64(count)) + deltas + count * (area > 0xFFFF ? 4 : 2) + area
+    }
+
+    /// Writes a run's header up to its key deltas (flags, entry count and, unless `dense`, the deltas'
+    /// size) at `base`, leaving `at` just after it.
+    @inline(__always)
+    static func storeHeader(dense: Bool, wide: Bool, count: Int, deltaBytes: Int, at base: UnsafeMutableRawPointer, _ at: inout Int) {
+        base.storeBytes(of: (dense ? denseFlag : 0) | (wide ? wideFlag : 0), as: UInt8.self)
+        at = 1
+        Varint.store(UInt64(count), at: base, &at)
+        if !dense { Varint.store(UInt64(deltaBytes), at: base, &at) }
+    }
+
     /// Writes one entry end of a run's end table at `base + at`, advancing `at`.
     @inline(__always)
     static func storeEnd(_ end: Int, wide: Bool, at base: UnsafeMutableRawPointer, _ at: inout Int) {
@@ -288,18 +305,13 @@ struct RunWriter {
     }
 
     /// The encoded size of the run.
-    var size: Int { RunWriter.size(count: count, dense: dense, deltaBytes: deltaBytes, area: area.count) }
+    var size: Int { Runs.size(count: count, dense: dense, deltaBytes: deltaBytes, area: area.count) }
 
     /// The encoded size with one more entry of `valueCount` bytes under `key`.
     func size(adding key: UInt64, valueCount: Int) -> Int {
         let delta = count == 0 ? 0 : key &- lastKey
-        return RunWriter.size(count: count + 1, dense: dense && (count == 0 || delta == 1),
+        return Runs.size(count: count + 1, dense: dense && (count == 0 || delta == 1),
                               deltaBytes: deltaBytes + Runs.varintSize(delta), area: area.count + valueCount + Checksum.size)
-    }
-
-    private static func size(count: Int, dense: Bool, deltaBytes: Int, area: Int) -> Int {
-        let deltas = dense ? 0 : Runs.varintSize(UInt64(deltaBytes)) + deltaBytes
-        return 1 + Runs.varintSize(UInt64(count)) + deltas + count * (area > 0xFFFF ? 4 : 2) + area
     }
 
     private mutating func note(_ key: UInt64) {
@@ -390,11 +402,9 @@ struct RunWriter {
         Runs.resize(&out, to: total)
         out.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
-            base.storeBytes(of: (dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0), as: UInt8.self)
-            var at = 1
-            Varint.store(UInt64(count), at: base, &at)
+            var at = 0
+            Runs.storeHeader(dense: dense, wide: wide, count: count, deltaBytes: deltaBytes, at: base, &at)
             if !dense {
-                Varint.store(UInt64(deltaBytes), at: base, &at)
                 var previous = firstKey
                 for key in keys {
                     Varint.store(key &- previous, at: base, &at)
@@ -456,16 +466,11 @@ enum RunSplice {
             guard let spliced = spliceDeltas(view, place, removing: removing, inserting: key, into: &deltas) else { return nil }
             first = spliced
         }
-        let header = 1 + Runs.varintSize(UInt64(count)) + (dense ? 0 : Runs.varintSize(UInt64(deltas.count)) + deltas.count)
-        let total = header + count * (wide ? 4 : 2) + area
-        Runs.resize(&out, to: total)
+        Runs.resize(&out, to: Runs.size(count: count, dense: dense, deltaBytes: deltas.count, area: area))
         out.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             var at = 0
-            base.storeBytes(of: (dense ? Runs.denseFlag : 0) | (wide ? Runs.wideFlag : 0), as: UInt8.self)
-            at = 1
-            Varint.store(UInt64(count), at: base, &at)
-            if !dense { Varint.store(UInt64(deltas.count), at: base, &at) }
+            Runs.storeHeader(dense: dense, wide: wide, count: count, deltaBytes: deltas.count, at: base, &at)
             if !dense {
                 deltas.withUnsafeBytes { if let d = $0.baseAddress { (base + at).copyMemory(from: d, byteCount: $0.count) } }
                 at += deltas.count

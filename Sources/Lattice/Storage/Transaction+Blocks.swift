@@ -39,19 +39,14 @@ extension Transaction {
         }
         let number = Runs.number(value)
         let indexKey = IndexKey(bytes: Array(key))
-        if last, let all = writes.blocks[table.id], let i = all.byKey.index(forKey: indexKey),
-           number > all.byKey.values[i].writer.last, all.byKey.values[i].writer.size(adding: number) <= Blocks.budget {
-            // The usual case: one more key at the end of a pending block with room, appended where it is.
-            all.byKey.values[i].writer.append(number)
-            return
-        }
         if last {
-            if var pending = writes.blocks[table.id]?.byKey.removeValue(forKey: indexKey) {
-                if number > pending.writer.last {
-                    try append(table, indexKey, number, to: &pending)
+            if let all = writes.blocks[table.id], let i = all.byKey.index(forKey: indexKey) {
+                if number > all.byKey.values[i].writer.last {
+                    // The usual case: one more key at the end of the pending block, appended where it is.
+                    try append(table, indexKey, number, to: &all.byKey.values[i])
                     return
                 }
-                try writeBlock(table, indexKey, pending)
+                try writeBlock(table, indexKey, all.byKey.remove(at: i).value)
             } else {
                 // A new index key: one block of one key, and nothing to read.
                 if try rawPutBlock(table, key, Blocks.single(number), flags: UInt32(MDB_NOOVERWRITE)) { return }
@@ -64,6 +59,7 @@ extension Transaction {
                 if number > view.last {
                     var pending = PendingBlock(writer: BlockWriter(view), stored: Array(bytes(v)))
                     try append(table, indexKey, number, to: &pending)
+                    try keepPending(table, indexKey, pending)
                     return
                 }
             }
@@ -125,14 +121,19 @@ extension Transaction {
 
     // MARK: Internals
 
-    /// Appends `number` to a pending block (writing it first when full) and keeps it pending.
+    /// Appends `number` to a pending block, writing it first when full (a new block then begins).
     private func append(_ table: Table, _ key: IndexKey, _ number: UInt64, to pending: inout PendingBlock) throws {
-        guard let writes = runWrites else { return }
         if pending.writer.size(adding: number) > Blocks.budget {
             try writeBlock(table, key, pending)
             pending = PendingBlock(writer: BlockWriter(), stored: nil)
         }
         pending.writer.append(number)
+    }
+
+    /// Keeps `pending` as the pending block of `key` (every pending block of the table written first
+    /// when they reach `pendingLimit`).
+    private func keepPending(_ table: Table, _ key: IndexKey, _ pending: PendingBlock) throws {
+        guard let writes = runWrites else { return }
         let all: PendingBlocks
         if let existing = writes.blocks[table.id] {
             all = existing
