@@ -816,6 +816,73 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(Array(fans).count, 699)
     }
 
+    /// Positions read ahead (an index loop, `reversed()`) are handed out from the batch only while
+    /// nothing changed: a rename, a removal or another handle's commit taken by `refresh()` between two
+    /// reads of positions the batch already holds must show in the second read, in both directions.
+    func testPositionsReadAheadFollowChangesInsideTheBatch() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        let owner = Owner()
+        let loved = Pet()
+        loved.age = -1  // not among `pets`
+        try lattice.write {
+            try lattice.add(owner)
+            try lattice.add(loved)
+            for i in 0..<300 {
+                let pet = Pet()
+                pet.name = "pet \(i)"
+                pet.age = i
+                owner.dogs.append(pet)
+                let fan = Owner()
+                fan.name = "fan \(i)"
+                fan.best = loved
+                try lattice.add(fan)
+            }
+        }
+        let other = try db.open([Owner.self, Pet.self, Address.self])
+        let dogs = owner.dogs
+        let fans = loved.fans
+        let pets = try lattice.objects(Pet.self).filter("age >= 0")
+        // Read ahead forwards to position 40, then change what positions 20 and 21 hold.
+        for i in 0...40 { XCTAssertEqual(dogs[i].name, "pet \(i)") }
+        for i in 0...40 { XCTAssertEqual(fans[i].name, "fan \(i)") }
+        for i in 0...40 { XCTAssertEqual(pets[i].name, "pet \(i)") }
+        try lattice.write {
+            dogs[20].name = "renamed"
+            fans[20].name = "renamed fan"
+        }
+        XCTAssertEqual(dogs[20].name, "renamed")
+        XCTAssertEqual(fans[20].name, "renamed fan")
+        XCTAssertEqual(pets[20].name, "renamed")
+        try lattice.write {
+            dogs.remove(at: 21)
+            try lattice.delete(fans[21])
+        }
+        XCTAssertEqual(dogs[21].name, "pet 22")
+        XCTAssertEqual(fans[21].name, "fan 22")
+        XCTAssertEqual(pets[21].name, "pet 21")  // removed from the list, not deleted
+
+        // Backwards from the end, then another handle's commit within what was read.
+        for i in (250..<299).reversed() { XCTAssertEqual(dogs[i].name, "pet \(i + 1)") }
+        for i in (250..<299).reversed() { XCTAssertEqual(fans[i].name, "fan \(i + 1)") }
+        for i in (250..<300).reversed() { XCTAssertEqual(pets[i].name, "pet \(i)") }
+        try other.write {
+            let theirs = try XCTUnwrap(other.objects(Pet.self).filter("name == 'pet 271'").first)
+            theirs.name = "theirs"
+            try other.delete(other.objects(Pet.self).filter("name == 'pet 270'"))
+            try other.delete(other.objects(Owner.self).filter("name == 'fan 270'"))
+        }
+        XCTAssertEqual(dogs[269].name, "pet 270")  // this handle's view has not moved yet
+        XCTAssertTrue(lattice.refresh())
+        XCTAssertEqual(dogs.count, 298)
+        XCTAssertEqual(dogs[269].name, "theirs")
+        XCTAssertEqual(fans[269].name, "fan 271")
+        XCTAssertEqual(pets[270].name, "theirs")
+        XCTAssertEqual((0..<dogs.count).reversed().map { dogs[$0].name }, Array(dogs).map(\.name).reversed())
+        XCTAssertEqual((0..<fans.count).reversed().map { fans[$0].name }, Array(fans).map(\.name).reversed())
+        XCTAssertEqual((0..<pets.count).reversed().map { pets[$0].name }, Array(pets).map(\.name).reversed())
+    }
+
     func testFirstAndLastOfResults() throws {
         let db = makeTempDatabase("positional")
         let lattice = try db.open([FixtureItem.self])

@@ -149,8 +149,10 @@ enum ReadPathScenario {
         ]
     }
 
-    /// Runs every path over every collection; returns the rows.
-    static func run(_ path: String, people: ArraySlice<Person>, reps: Int = 11) throws -> [Row] {
+    /// Runs every path over every collection; returns the rows. `only` (a path's name) and `collection` (a
+    /// collection's name) restrict the run to the paths and collections named, for profiles.
+    static func run(_ path: String, people: ArraySlice<Person>, reps: Int = 11, only: String? = nil,
+                    collection: String? = nil) throws -> [Row] {
         let lattice = try build(path, people: people)
         let all = lattice.objects(ReadPerson.self)
         let filtered = try all.filter("age >= 20 AND age < 30")
@@ -159,12 +161,14 @@ enum ReadPathScenario {
               let linked = lattice.object(ofType: ReadTeam.self, forPrimaryKey: Int64(2)) else { return [] }
         var rows: [Row] = []
         func measure<C: ReadableObjects>(_ name: String, _ c: C, sortedBy: @escaping () -> [ReadPerson], firstLast: (Int64, Int64)) {
+            if let collection, collection != name { return }
             let label = "\(name) (\(c.count))"
             var paths = paths(c, sortedReference: sortedBy)
             // Against a lookup by primary key of the same object.
             for (name, id) in [("(ref) first by id", firstLast.0), ("(ref) last by id", firstLast.1)] {
                 paths.append(Path(name: name, full: false) { Person(lattice.object(ofType: ReadPerson.self, forPrimaryKey: id)!).score })
             }
+            if let only { paths.removeAll { $0.name != only } }
             // Rounds over every path in turn, so that the machine's load changes them alike; medians.
             var samples: [String: [Double]] = [:]
             for round in 0...reps {
@@ -177,18 +181,16 @@ enum ReadPathScenario {
             }
             let times = samples.mapValues(median)
             let fastest = paths.filter(\.full).compactMap { times[$0.name] }.min() ?? .nan
-            let firstByID = times["(ref) first by id"]!
-            let lastByID = times["(ref) last by id"]!
             for p in paths where !p.name.hasPrefix("(ref)") {
-                let reference: Double
+                let reference: Double?
                 switch p.name {
-                case "prefix(n/2).map": reference = times["(ref) for … in, first half"]!
-                case "sorted { score < }": reference = times["(ref) sorted(byKeyPath:)"]!
-                case "first": reference = firstByID
-                case "last": reference = lastByID
+                case "prefix(n/2).map": reference = times["(ref) for … in, first half"]
+                case "sorted { score < }": reference = times["(ref) sorted(byKeyPath:)"]
+                case "first": reference = times["(ref) first by id"]
+                case "last": reference = times["(ref) last by id"]
                 default: reference = fastest
                 }
-                rows.append(Row(collection: label, path: p.name, seconds: times[p.name]!, reference: reference))
+                rows.append(Row(collection: label, path: p.name, seconds: times[p.name] ?? .nan, reference: reference ?? .nan))
             }
         }
         func ends(_ c: some RandomAccessCollection<ReadPerson>) -> (Int64, Int64) { (c.first!.id, c.last!.id) }

@@ -50,7 +50,9 @@ if let path = option("--relationship-reads-only") {
 }
 if let path = option("--read-paths-only") {
     let count = option("--n").flatMap(Int.init) ?? 100_000
-    let rows = try ReadPathScenario.run(path, people: WorkloadData(n: count).people.prefix(count))
+    let rows = try ReadPathScenario.run(path, people: WorkloadData(n: count).people.prefix(count),
+                                        reps: option("--reps").flatMap(Int.init) ?? 11,
+                                        only: option("--path"), collection: option("--collection"))
     ReadPathScenario.printTable(rows)
     exit(0)
 }

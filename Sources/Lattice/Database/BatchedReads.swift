@@ -89,6 +89,18 @@ struct ResultsReader {
         return instance(entry.key, slice)
     }
 
+    /// The object at `index` of the snapshot of keys when the batch read last holds it and is current,
+    /// else nil (the caller then asks `object(at:)`). The common step of an index loop, `reversed()` or
+    /// `last(where:)`: the keys and the batch were read in this generation of the handle's view, so
+    /// `index` is in range and the entry is the key's (nothing to check again).
+    @inline(__always)
+    mutating func batched(at index: Int) -> Object? {
+        guard keys != nil, batchGeneration == lattice.generation, index >= batchStart, index < batchStart + batch.count,
+              let slice = batch[index - batchStart].slice else { return nil }
+        asked = index
+        return instance(batch[index - batchStart].key, slice)
+    }
+
     /// In a walk: the object at `index` (counted in walk order from the walk's start) when the batch
     /// read last holds it and is current, else nil. Serves a position asked again without reading.
     mutating func walked(at index: Int) -> Object? {
@@ -183,6 +195,13 @@ struct PositionalReader {
             generation = lattice.generation
         }
         return reader?.object(at: position)
+    }
+
+    /// The object at `position` when the batch read last holds it and is current (see
+    /// `ResultsReader.batched(at:)`); nil otherwise, and then `object(at:of:…)` reads it.
+    @inline(__always)
+    mutating func batched(at position: Int) -> Object? {
+        reader?.batched(at: position)
     }
 }
 

@@ -41,8 +41,9 @@ public final class Lattice {
     weak var frozenTwin: Lattice?
     /// The actor a handle opened with `init(configuration:actor:)` is confined to.
     weak var confinedActor: (any Actor)?
-    /// The open write transaction, if any.
-    var writer: WriteContext?
+    /// The open write transaction, if any. Without runtime exclusivity checks (several on every write
+    /// of an object): a `WriteContext` is a class, so every access is a whole load or store of the reference.
+    @exclusivity(unchecked) var writer: WriteContext?
     /// Changes whenever what this handle sees may have changed; objects re-read their record then.
     /// Read by every property read (inlined into client models). Exclusivity checks are off: the handle
     /// is used from one isolation domain at a time, and every access is a whole load or store (or the
@@ -68,8 +69,9 @@ public final class Lattice {
     /// Always changes together with `generation`, so an object whose cached record is of the current
     /// generation is of the current epoch too (reads check the generation only).
     @usableFromInline @exclusivity(unchecked) private(set) var epoch: UInt64 = 1
-    /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`).
-    var recordScratch: [UInt8] = []
+    /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`). Without
+    /// runtime exclusivity checks: only `addObject` touches it, swapping it with a local array.
+    @exclusivity(unchecked) var recordScratch: [UInt8] = []
     /// The List directory decoded or written last (see `listDirectory(_:owner:)`).
     var listDirectoryCache: ListDirectoryCache?
     /// The MutableSet or Map counted or read last (see `keyedEntries(_:owner:)`).
@@ -705,6 +707,17 @@ public final class Lattice {
     /// none found: the instance reads as deleted).
     func materializeReading(_ type: Object.Type, _ info: ClassInfo, key: Int64) -> Object {
         reading("a '\(info.name)' object") { _ in try fetchObject(info, key: key, type: type) } ?? materialize(type, info, key: key, record: nil)
+    }
+
+    /// The first (or last) object of the class `info`, an instance of `type`, or nil when it has none:
+    /// one read of the table's end. Not generic, so that `Results.first`, which runs unspecialized, does
+    /// not look up the metadata of `Element?` on every call.
+    func classEnd(_ type: Object.Type, _ info: ClassInfo, first: Bool) -> Object? {
+        reading("the objects of '\(info.name)'") { txn in
+            try txn.withEnd(info.objectsTable, last: !first) { entry in
+                entry.map { materialize(type, info, key: KeyCodec.int($0.key), bytes: $0.value, in: txn) }
+            }
+        }
     }
 
     /// A managed instance (of class `info.type`) of the stored object `key`, for non-generic callers.

@@ -202,10 +202,12 @@ final class LinkingObjectsState {
     /// The linking object at `position`, an instance of `type` (positions asked in increasing order are
     /// read in batches). Here rather than in the generic subscript, whose fields are reached through metadata.
     func object(at position: Int, type: Object.Type) -> Object {
+        let lattice = managed.lattice
+        // Read ahead in this generation of the handle's view: neither the keys nor the owner needed.
+        if let object = lattice.synchronized({ positional.batched(at: position) }) { return object }
         let keys = keys()
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of range for \(keys.count) linking objects.")
         guard let originInfo else { preconditionFailure("a non-empty LinkingObjects has an origin class") }
-        let lattice = managed.lattice
         let object = lattice.synchronized {
             self.positional.object(at: position, of: keys, lattice: lattice, info: originInfo, type: type)
         }

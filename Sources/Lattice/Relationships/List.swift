@@ -31,7 +31,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         self.managed = managed
         let target = managed.property.target
         objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
-        objectReads = objectTarget == nil ? nil : ListObjectReads()
+        objectReads = objectTarget == nil ? nil : ListObjectReads(managed.lattice)
     }
 
     /// The stored class of the elements when they are objects of exactly that class (not dynamic
@@ -81,6 +81,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// The element at `position`; out of range stops with a message. Setting needs a write transaction.
     public subscript(position: Int) -> Element {
         get {
+            if let object = objectReads?.batched(at: position) { return unsafeBitCast(object, to: Element.self) }
             guard let managed else { return values[position] }
             if let target = objectTarget, let object = objectReads?.object(at: position, managed, target) {
                 // `objectTarget` made sure the instances are of class `Element`.
@@ -356,6 +357,20 @@ final class ListObjectReads {
     @exclusivity(unchecked) private var cachedKeys: [Int64]?
     @exclusivity(unchecked) private var known = false
     @exclusivity(unchecked) private var positional = PositionalReader()
+    /// The handle of the list's owner (which the list keeps alive anyway).
+    private let lattice: Lattice
+
+    init(_ lattice: Lattice) {
+        self.lattice = lattice
+    }
+
+    /// The object at `position` when it was read ahead in this generation of the handle's view (see
+    /// `ResultsReader.batched(at:)`), else nil: the step of an index loop or `reversed()` that needs
+    /// neither the keys nor the owner.
+    @inline(__always)
+    func batched(at position: Int) -> Object? {
+        lattice.synchronized { positional.batched(at: position) }
+    }
 
     /// The object keys of the entries, decoded once per change of the handle's view; nil when some entry
     /// holds none.

@@ -100,13 +100,9 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     private func end(first: Bool) -> Element? {
         guard let info else { return nil }
         if isWholeClass {
-            return lattice.reading("the objects of '\(info.name)'") { txn in
-                try txn.withEnd(info.objectsTable, last: !first) { entry -> Element? in
-                    guard let entry else { return nil }
-                    return unsafeDowncast(lattice.materialize(Element.self, info, key: KeyCodec.int(entry.key), bytes: entry.value, in: txn),
-                                          to: Element.self)
-                }
-            }
+            // `classEnd` creates an instance of `Element.self`.
+            guard let object = lattice.classEnd(Element.self, info, first: first) else { return nil }
+            return unsafeDowncast(object, to: Element.self)
         }
         guard let key = first ? firstKey(info) : keys().last else { return nil }
         // `materializeReading` creates an instance of `Element.self`.
@@ -298,6 +294,8 @@ final class ResultsKeyCache {
     func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
                 evaluate: (ClassInfo, Transaction) throws -> [Int64]) -> Object {
         let (object, key): (Object?, Int64) = lattice.synchronized {
+            // Read ahead with the keys of this generation of the view: nothing to evaluate or check.
+            if let object = positional.batched(at: position) { return (object, object._key) }
             if wholeClass {
                 let current = currentStamp(lattice, info)
                 if stamp != current {

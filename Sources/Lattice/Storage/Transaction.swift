@@ -63,9 +63,11 @@ final class Transaction {
     /// The keys of the run a write is rebuilding (see `runView`).
     var runKeys: [UInt64] = []
     /// A read transaction's LMDB cursors for lookups in packed tables, by table id, and whether each was
-    /// renewed for the current snapshot.
-    private var lookupCursors: [OpaquePointer?] = []
-    private var lookupCursorsCurrent: [Bool] = []
+    /// renewed for the current snapshot. Without runtime exclusivity checks (two on every lookup): only
+    /// `readCursor`, `openReadCursor`, `renew` and `deinit` touch them, each access a whole load or an
+    /// in-place change that calls nothing which could come back here.
+    @exclusivity(unchecked) private var lookupCursors: [OpaquePointer?] = []
+    @exclusivity(unchecked) private var lookupCursorsCurrent: [Bool] = []
 
     /// Operations of the replay log: LMDB's own, and those of packed tables, which are replayed through
     /// `runPut`, `runDelete` and `runDrop` (the LMDB writes they make depend on what the transaction holds).
