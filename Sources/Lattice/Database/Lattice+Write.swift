@@ -160,7 +160,10 @@ extension Lattice {
         guard let owner = object._lattice, owner.env === env, let info = object._info else {
             throw LatticeError.objectFromAnotherLattice(className: name)
         }
-        guard object._epoch == owner.epoch, let record = try fetchRecord(info, key: object._key),
+        // This handle's own instance holding a copy of its record read in this generation: that is the
+        // stored record (any write since would have started another generation), no lookup needed.
+        let cached = owner === self && object._generation == generation ? object._record : nil
+        guard object._epoch == owner.epoch, let record = try cached ?? fetchRecord(info, key: object._key),
               object._stamp == 0 || record.stamp == object._stamp else {
             throw LatticeError.objectInvalidated(className: name)
         }

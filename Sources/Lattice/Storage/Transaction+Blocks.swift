@@ -18,12 +18,35 @@ final class PendingBlocks {
     @exclusivity(unchecked) var byKey: [IndexKey: PendingBlock] = [:]
 }
 
-/// An index key as a dictionary key: hashed as one run of bytes (an array of bytes hashes byte by byte).
+/// An index key as a dictionary key. Keys of up to 16 bytes (numbers, dates, short strings: most indexed
+/// values) are held in two words, zero-padded, so that a lookup allocates nothing; longer ones in an
+/// array. Hashed as one run of bytes (an array of bytes hashes byte by byte).
 struct IndexKey: Hashable {
-    let bytes: [UInt8]
+    private let count: Int
+    private let low: UInt64
+    private let high: UInt64
+    private let long: [UInt8]?
+
+    init(_ key: UnsafeRawBufferPointer) {
+        count = key.count
+        guard key.count <= 16 else {
+            (low, high, long) = (0, 0, Array(key))
+            return
+        }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: key) }
+        (low, high, long) = (words.0, words.1, nil)
+    }
+
+    /// The key's bytes.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if let long { return try long.withUnsafeBytes(body) }
+        let words = (low, high)
+        return try withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
 
     func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        withBytes { hasher.combine(bytes: $0) }
     }
 }
 
@@ -38,7 +61,7 @@ extension Transaction {
             throw LatticeError.storage(path: env.path, code: EINVAL, message: "a value of \(value.count) bytes for a packed index (8 expected).")
         }
         let number = Runs.number(value)
-        let indexKey = IndexKey(bytes: Array(key))
+        let indexKey = IndexKey(key)
         if last {
             if let all = writes.blocks[table.id], let i = all.byKey.index(forKey: indexKey) {
                 if number > all.byKey.values[i].writer.last {
@@ -151,7 +174,7 @@ extension Transaction {
 
     /// Writes a pending block in place of the one it grew from.
     private func writeBlock(_ table: Table, _ key: IndexKey, _ pending: PendingBlock) throws {
-        try key.bytes.withUnsafeBytes { k in
+        try key.withBytes { k in
             if let stored = pending.stored {
                 try stored.withUnsafeBytes { v in
                     var kv = mdbVal(k)
@@ -169,7 +192,7 @@ extension Transaction {
     private func storeBlock(_ table: Table, _ key: Bytes) throws {
         // Most edits find nothing pending: no dictionary key is made for them.
         guard let all = runWrites?.blocks[table.id], !all.byKey.isEmpty else { return }
-        let indexKey = IndexKey(bytes: Array(key))
+        let indexKey = IndexKey(key)
         guard let pending = all.byKey.removeValue(forKey: indexKey) else { return }
         try writeBlock(table, indexKey, pending)
     }

@@ -59,6 +59,13 @@ struct ByTable<Value> {
         }
     }
 
+    /// `body` run on the value of `id` where it is (its storage not copied); nil when there is none.
+    mutating func modify<R>(_ id: UInt32, _ body: (inout Value) throws -> R) rethrows -> R? {
+        let i = Int(id)
+        guard i < values.count, values[i] != nil else { return nil }
+        return try body(&values[i]!)
+    }
+
     /// Removes the value of `id` and returns it (its storage no longer shared with the array).
     mutating func take(_ id: UInt32) -> Value? {
         guard Int(id) < values.count else { return nil }
@@ -306,6 +313,17 @@ extension Transaction {
     /// the tail written.
     private func appendToTail(_ table: Table, _ number: UInt64, _ value: Bytes) throws -> Bool {
         guard let writes = runWrites else { return false }
+        // The usual case: the key sorts after the tail's last and the tail has room: appended where it is.
+        let appended = writes.tails.modify(table.id) { tail -> Bool in
+            guard number > tail.writer.lastKey, tail.writer.size(adding: number, valueCount: value.count) <= budget else { return false }
+            tail.writer.append(key: number, value: value)
+            return true
+        }
+        if appended == true {
+            writes.lastKeys[table.id] = .some(number)
+            try adjustCount(table, by: 1)
+            return true
+        }
         var tail: RunWrites.Tail
         if let taken = writes.tails.take(table.id) {
             // Taken out of the dictionary, so that appending does not copy its bytes.
