@@ -83,6 +83,7 @@ final class RunCursor {
         return try step(MDB_NEXT) ? try entry(0) : nil
     }
 
+    @inline(__always)
     func previous() throws -> Cursor.Entry? {
         guard loaded else { return try last() }
         if index > 0 { return try entry(index - 1) }
