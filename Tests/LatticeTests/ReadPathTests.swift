@@ -752,27 +752,35 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(loved.walkers.map(\.name), ["b!", "c!!", "c!!"])
     }
 
-    func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {
-        let db = makeTempDatabase("positional")
-        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+    /// An owner whose `dogs` list pets "pet 0" … (age `i`; listed twice where `twice` says so), and a pet
+    /// "loved" (age -1) that owners "fan 0" … have as `best`.
+    private func ownerAndLoved(_ lattice: Lattice, count: Int, twice: (Int) -> Bool = { _ in false }) throws -> (Owner, Pet) {
         let owner = Owner()
         let loved = Pet()
         loved.name = "loved"
+        loved.age = -1
         try lattice.write {
             try lattice.add(owner)
             try lattice.add(loved)
-            for i in 0..<700 {
+            for i in 0..<count {
                 let pet = Pet()
                 pet.name = "pet \(i)"
                 pet.age = i
                 owner.dogs.append(pet)
-                if i % 7 == 0 { owner.dogs.append(pet) }  // some twice
+                if twice(i) { owner.dogs.append(pet) }
                 let fan = Owner()
                 fan.name = "fan \(i)"
                 fan.best = loved
                 try lattice.add(fan)
             }
         }
+        return (owner, loved)
+    }
+
+    func testEveryReadPathOfListsAndLinkingObjectsGivesTheSameObjectsInOrder() throws {
+        let db = makeTempDatabase("positional")
+        let lattice = try db.open([Owner.self, Pet.self, Address.self])
+        let (owner, loved) = try ownerAndLoved(lattice, count: 700) { $0 % 7 == 0 }  // some dogs twice
         let expectedDogs = (0..<700).flatMap { $0 % 7 == 0 ? ["pet \($0)", "pet \($0)"] : ["pet \($0)"] }
         let dogs = owner.dogs
         XCTAssertEqual(dogs.map(\.name), expectedDogs)
@@ -822,23 +830,7 @@ final class PositionalReadTests: XCTestCase {
     func testPositionsReadAheadFollowChangesInsideTheBatch() throws {
         let db = makeTempDatabase("positional")
         let lattice = try db.open([Owner.self, Pet.self, Address.self])
-        let owner = Owner()
-        let loved = Pet()
-        loved.age = -1  // not among `pets`
-        try lattice.write {
-            try lattice.add(owner)
-            try lattice.add(loved)
-            for i in 0..<300 {
-                let pet = Pet()
-                pet.name = "pet \(i)"
-                pet.age = i
-                owner.dogs.append(pet)
-                let fan = Owner()
-                fan.name = "fan \(i)"
-                fan.best = loved
-                try lattice.add(fan)
-            }
-        }
+        let (owner, loved) = try ownerAndLoved(lattice, count: 300)
         let other = try db.open([Owner.self, Pet.self, Address.self])
         let dogs = owner.dogs
         let fans = loved.fans

@@ -308,54 +308,48 @@ extension Transaction {
 
     // MARK: Internals
 
+    /// What an add met in the table's tail run.
+    private enum TailStep { case appended, full, below }
+
     /// Adds `value` under `number` to the table's tail run when `number` sorts after every key of the
     /// table (the tail taken from the table's last run when there is none yet); false otherwise, with
-    /// the tail written.
+    /// the tail written. The tail is changed where it is, so appending does not copy its bytes.
     private func appendToTail(_ table: Table, _ number: UInt64, _ value: Bytes) throws -> Bool {
         guard let writes = runWrites else { return false }
-        // The usual case: the key sorts after the tail's last and the tail has room: appended where it is.
-        let appended = writes.tails.modify(table.id) { tail -> Bool in
-            guard number > tail.writer.lastKey, tail.writer.size(adding: number, valueCount: value.count) <= budget else { return false }
+        let step = writes.tails.modify(table.id) { tail -> TailStep in
+            if number <= tail.writer.lastKey { return .below }
+            if tail.writer.count > 0, tail.writer.size(adding: number, valueCount: value.count) > budget { return .full }
             tail.writer.append(key: number, value: value)
-            return true
+            return .appended
         }
-        if appended == true {
-            writes.lastKeys[table.id] = .some(number)
-            try adjustCount(table, by: 1)
-            return true
-        }
-        var tail: RunWrites.Tail
-        if let taken = writes.tails.take(table.id) {
-            // Taken out of the dictionary, so that appending does not copy its bytes.
-            tail = taken
-            guard number > tail.writer.lastKey else {
-                writes.tails[table.id] = tail
-                try storeTail(table)
-                return false
-            }
-        } else {
-            if case let known?? = writes.lastKeys[table.id], number <= known { return false }
-            guard let last = try lastRun(table, appending: number) else {
-                if case .some(.some) = writes.lastKeys[table.id] { return false }
-                tail = RunWrites.Tail(writer: RunWriter(capacity: budget), stored: false)
-                return try addToTail(table, &tail, number, value)
-            }
-            tail = last
-        }
-        return try addToTail(table, &tail, number, value)
-    }
-
-    private func addToTail(_ table: Table, _ tail: inout RunWrites.Tail, _ number: UInt64, _ value: Bytes) throws -> Bool {
-        if tail.writer.count > 0, tail.writer.size(adding: number, valueCount: value.count) > budget {
-            runWrites?.tails[table.id] = tail
+        switch step {
+        case .appended?:
+            break
+        case .below?:
             try storeTail(table)
-            tail = RunWrites.Tail(writer: RunWriter(capacity: budget), stored: false)
+            return false
+        case .full?:
+            try storeTail(table)
+            writes.tails[table.id] = newTail(number, value)
+        case nil:
+            if case let known?? = writes.lastKeys[table.id], number <= known { return false }
+            if let last = try lastRun(table, appending: number) {
+                writes.tails[table.id] = last
+                return try appendToTail(table, number, value)
+            }
+            if case .some(.some) = writes.lastKeys[table.id] { return false }
+            writes.tails[table.id] = newTail(number, value)
         }
-        tail.writer.append(key: number, value: value)
-        runWrites?.tails[table.id] = tail
-        runWrites?.lastKeys[table.id] = .some(number)
+        writes.lastKeys[table.id] = .some(number)
         try adjustCount(table, by: 1)
         return true
+    }
+
+    /// A tail run not in the table yet, holding `value` under `number`.
+    private func newTail(_ number: UInt64, _ value: Bytes) -> RunWrites.Tail {
+        var writer = RunWriter(capacity: budget)
+        writer.append(key: number, value: value)
+        return RunWrites.Tail(writer: writer, stored: false)
     }
 
     /// When `number` sorts after every key of the table: its last run as a tail (stored), or nil when
