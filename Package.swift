@@ -17,9 +17,11 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // A thread-local flag the model initializers read (Swift has no thread-local variables).
+        .target(name: "CLatticeSupport"),
         .target(
             name: "Lattice",
-            dependencies: ["CLMDB", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CLMDB", "CLatticeSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -118,7 +118,7 @@ struct ResultsReader {
             return object
         }
         guard let info else { return nil }
-        let object = type.init()
+        let object = info.instance(type)
         object.attach(to: lattice, info: info, key: key, storage: storage?.takeUnretainedValue(), slice: slice)
         spare = object
         return object

@@ -109,7 +109,7 @@ extension Lattice {
         guard let source = object._lattice, source.env === env, let name = object._info?.name,
               let info = classesByName[name], let record = try? fetchRecord(info, key: object._key) else { return nil }
         if object._stamp != 0, record.stamp != object._stamp { return nil }
-        let instance = type(of: object).init()
+        let instance = unsafeDowncast(info.instance(type(of: object)), to: T.self)  // an instance of T's subtype
         instance.attach(to: self, info: info, key: object._key, record: record)
         return instance
     }

@@ -667,7 +667,7 @@ public final class Lattice {
             guard let copy = try fetchStorage(info, key: key, in: txn) else { return nil }
             (storage, bytes) = (copy, copy.bytes)
         }
-        let object = (type ?? info.type).init()
+        let object = info.instance(type ?? info.type)
         object.attach(to: self, info: info, key: key, storage: storage, slice: RecordSlice(bytes))
         return object
     }
@@ -675,7 +675,7 @@ public final class Lattice {
     /// A managed instance of class `type` of the stored object `key` whose record `txn` returned as `bytes`:
     /// the object reads the record where it is when `txn` lends it, from a copy otherwise.
     func materialize(_ type: Object.Type, _ info: ClassInfo, key: Int64, bytes: UnsafeRawBufferPointer, in txn: Transaction) -> Object {
-        let object = type.init()
+        let object = info.instance(type)
         let kept = keptRecord(bytes, in: txn)
         object.attach(to: self, info: info, key: key, storage: kept.storage, slice: kept.slice)
         return object
@@ -691,14 +691,14 @@ public final class Lattice {
 
     /// A managed instance of class `type` of the stored object `key`, for non-generic callers.
     func materialize(_ type: Object.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> Object {
-        let object = type.init()
+        let object = info.instance(type)
         object.attach(to: self, info: info, key: key, record: record)
         return object
     }
 
     /// A managed instance of the stored object `key`.
     func materialize<T: Object>(_ type: T.Type, _ info: ClassInfo, key: Int64, record: RecordBuffer?) -> T {
-        let object = T()
+        let object = unsafeDowncast(info.instance(T.self), to: T.self)  // `T.self.init()` is a T
         object.attach(to: self, info: info, key: key, record: record)
         return object
     }
@@ -739,6 +739,13 @@ public final class Lattice {
             var payload: [UInt8] = []
             guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }
             found = reading("'\(info.name)' with primary key \(key)") { _ -> Object? in
+                // Through the index, the first object filed under the key is the one, unless several
+                // values share the (truncated or hashed) index key: then `findObject` tries the others.
+                if !info.keyedByPrimaryKey {
+                    guard let first = try firstFiled(pk, payload: payload) else { return nil }
+                    if let object = try fetchObject(info, key: first),
+                       object._slice?.payload(pk.column)?.elementsEqual(payload) == true { return object }
+                }
                 guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
                 return materialize(info, key: found.key, record: found.record)
             }
@@ -765,14 +772,27 @@ public final class Lattice {
             let key = payload.withUnsafeBytes { Int64._latticeDecode($0) }
             return try fetchRecord(info, key: key).map { (key, $0) }
         }
-        for key in try indexLookup(pk, payload: payload) {
-            guard let record = try fetchRecord(info, key: key) else { continue }
-            let matches = record.withBytes { bytes in
-                RecordView(bytes)?.payload(pk.column).map { $0.elementsEqual(payload) } ?? false
-            }
-            if matches { return (key, record) }
+        func matching(_ key: Int64) throws -> RecordBuffer? {
+            guard let record = try fetchRecord(info, key: key) else { return nil }
+            return record.withBytes { RecordView($0)?.payload(pk.column)?.elementsEqual(payload) ?? false } ? record : nil
+        }
+        // One lookup finds the object; values that share a truncated or hashed index key need the rest.
+        guard let first = try firstFiled(pk, payload: payload) else { return nil }
+        if let record = try matching(first) { return (first, record) }
+        for key in try indexLookup(pk, payload: payload) where key != first {
+            if let record = try matching(key) { return (key, record) }
         }
         return nil
+    }
+
+    /// The object key filed first under the index key of `payload` (its object, unless values that share
+    /// a truncated or hashed index key are filed there too), or nil when none is: one lookup.
+    func firstFiled(_ property: PropertyInfo, payload: [UInt8]) throws -> Int64? {
+        guard let table = property.indexTable else { return nil }
+        let txn = try readTransaction()
+        return try payload.withUnsafeBytes { p in
+            try withIndexKey(property, payload: p) { k in try txn.withFirstDuplicate(table, k) { $0.map(KeyCodec.int) } }
+        }
     }
 
     /// Object keys under the index key of `payload` (candidates when the key was truncated).

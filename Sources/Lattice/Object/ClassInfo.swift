@@ -1,3 +1,5 @@
+import CLatticeSupport
+
 /// A property as one open handle stores it: its record column, field address and index database.
 final class PropertyInfo {
     let property: Property
@@ -82,6 +84,9 @@ final class ClassInfo {
     /// An instance no one else references may be rebound to another stored object (the class opted in
     /// and keeps no state besides `@Persisted` properties): see `Object.recycled`.
     let recyclable: Bool
+    /// The class keeps no state besides `@Persisted` properties, so an instance made to stand for a stored
+    /// object may skip their initial values (see `instance(_:)`).
+    private let placeholding: Bool
     let indexed: [PropertyInfo]
     /// Columns whose changes `store()` mirrors elsewhere: indexed properties and to-one links (backlinks).
     let maintained: [PropertyInfo]
@@ -112,6 +117,7 @@ final class ClassInfo {
         addsWithOnePut = keyedByPrimaryKey && !columns.contains { $0.linksObjects || $0.property.collection != nil }
         objectsTable = tables[FileLayout.objects(schema.className)] ?? Table(id: 0)
         recyclable = metadata.onlyPersistedState && metadata.type.reusesInstancesWhileIterating
+        placeholding = metadata.onlyPersistedState
         for p in columns {
             if p.property.isIndexed { p.indexTable = tables[FileLayout.index(schema.className, p.name)] }
             if let kind = p.property.collection { p.collectionTable = tables[FileLayout.collection(kind, schema.className, p.name)] }
@@ -140,4 +146,16 @@ final class ClassInfo {
     }
 
     func property(named name: String) -> PropertyInfo? { declared.first { $0.name == name } }
+
+    /// A new instance of `type` (this class, or the type a caller asked for) to attach to a stored object.
+    /// When it is this class and the class keeps nothing but `@Persisted` properties, they take
+    /// placeholders instead of running their initial-value expressions: the instance reads its record,
+    /// and `@Persisted var id = UUID()` would otherwise read the system's random source for every object
+    /// read. `Object.init()`, which the model's initializer reaches right after setting its own
+    /// properties, ends the placeholding, so objects the rest of the initializer makes are unaffected.
+    @inline(__always)
+    func instance(_ type: Object.Type) -> Object {
+        if placeholding && type == self.type { lattice_set_placeholding(1) }
+        return type.init()
+    }
 }

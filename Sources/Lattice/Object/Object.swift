@@ -1,3 +1,5 @@
+import CLatticeSupport
+
 /// The base class of model classes.
 ///
 /// ```swift
@@ -50,7 +52,11 @@ open class Object: CustomStringConvertible, Hashable {
     }
 
     /// Creates an unmanaged object with every property at its initial value.
-    public required init() {}
+    public required init() {
+        // The model's own properties are set by now: any placeholding asked for them ends here, before
+        // the rest of the model's initializer (which may make other objects) runs.
+        lattice_set_placeholding(0)
+    }
 
     /// Whether a `for … in` loop over results of this class (or a List or LinkingObjects of it) may reuse
     /// one instance for several objects.

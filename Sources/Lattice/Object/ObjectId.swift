@@ -25,6 +25,12 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
                  UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count))
     }
 
+    /// The all-zero id, which `init()` never makes: the placeholder an instance standing for a stored
+    /// object holds (see `_Persistable._latticePlaceholder`), made without the clock or the lock.
+    public static var _latticePlaceholder: ObjectId { ObjectId(zeroes: ()) }
+
+    private init(zeroes: ()) { bytes = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) }
+
     /// An id from exactly 12 bytes; nil for any other length.
     public init?<C: Collection>(bytes: C) where C.Element == UInt8 {
         guard bytes.count == 12 else { return nil }

@@ -12,6 +12,9 @@ public protocol _Persistable {
     static var _latticeIsOptional: Bool { get }
     /// The value of a property declared without an initial value.
     static var _latticeDefault: Self { get }
+    /// A value that costs nothing to make, held by an instance standing for a stored object (which reads
+    /// its record instead); the default unless making that is costly.
+    static var _latticePlaceholder: Self { get }
     /// Decodes a record payload (never fails: malformed bytes decode to a default).
     static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> Self
     /// Appends this value's record payload.
@@ -44,6 +47,9 @@ public protocol _Persistable {
 }
 
 extension _Persistable {
+    /// The default.
+    @inlinable
+    public static var _latticePlaceholder: Self { _latticeDefault }
     /// Decodes the record payload.
     @inlinable
     public static func _latticeGet(_ owner: Object, column: Int) -> Self { owner._read(column: column) }
@@ -400,6 +406,8 @@ extension UUID: _PersistableBase {
     public static var _latticeType: PropertyType { .uuid }
     /// A new random UUID.
     public static var _latticeDefault: UUID { UUID() }
+    /// The nil UUID (all zeros): no read of the system's random source.
+    public static var _latticePlaceholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     /// 16 bytes.
     public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> UUID {
         var u = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)).uuid

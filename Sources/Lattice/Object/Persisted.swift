@@ -1,3 +1,4 @@
+import CLatticeSupport
 import Synchronization
 
 /// Declares a persisted property of an ``Object`` subclass.
@@ -12,6 +13,13 @@ import Synchronization
 /// On an unmanaged object the property is a plain stored value. Once the object is managed (added to
 /// a ``Lattice`` or read from one) reads and writes go straight to the database record; writing
 /// requires a write transaction.
+///
+/// An initial value (`= UUID()`, `= Date()`, any expression) is made for each new object, when its
+/// initializer runs. An object read from a file gets its values from its record, so for a class whose
+/// stored properties are all `@Persisted`, the instance Lattice makes for it skips the initial-value
+/// expressions: reading objects never runs them (on Linux, `UUID()` reads the system's random source,
+/// a few microseconds each). Code in a custom `init()` after `super.init()` runs as always. A class with
+/// other stored properties gets its initial values made for every instance, as Swift does.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     // Accessors are @inlinable so that client modules specialize them for their models: the key paths
@@ -25,38 +33,46 @@ public struct Persisted<Value: _Persistable> {
 
     /// A property with an initial value.
     @inlinable
-    public init(wrappedValue: Value) {
-        self.init(value: wrappedValue, primaryKey: false, indexed: false)
+    public init(wrappedValue: @autoclosure () -> Value) {
+        self.init(value: Self.initial(wrappedValue), primaryKey: false, indexed: false)
     }
 
     /// A property whose initial value is the type's default (`0`, `""`, `false`, `nil`, ...).
     @inlinable
     public init() {
-        self.init(value: Value._latticeDefault, primaryKey: false, indexed: false)
+        self.init(value: Self.initial { Value._latticeDefault }, primaryKey: false, indexed: false)
     }
 
     /// The primary key (unique, immutable once managed, used by `object(ofType:forPrimaryKey:)`).
     @inlinable
-    public init(wrappedValue: Value, primaryKey: Bool) {
-        self.init(value: wrappedValue, primaryKey: primaryKey, indexed: false)
+    public init(wrappedValue: @autoclosure () -> Value, primaryKey: Bool) {
+        self.init(value: Self.initial(wrappedValue), primaryKey: primaryKey, indexed: false)
     }
 
     /// The primary key, with the type's default as initial value.
     @inlinable
     public init(primaryKey: Bool) {
-        self.init(value: Value._latticeDefault, primaryKey: primaryKey, indexed: false)
+        self.init(value: Self.initial { Value._latticeDefault }, primaryKey: primaryKey, indexed: false)
     }
 
     /// An indexed property: equality, `IN`, range and prefix queries on it use the index.
     @inlinable
-    public init(wrappedValue: Value, indexed: Bool) {
-        self.init(value: wrappedValue, primaryKey: false, indexed: indexed)
+    public init(wrappedValue: @autoclosure () -> Value, indexed: Bool) {
+        self.init(value: Self.initial(wrappedValue), primaryKey: false, indexed: indexed)
     }
 
     /// An indexed property with the type's default as initial value.
     @inlinable
     public init(indexed: Bool) {
-        self.init(value: Value._latticeDefault, primaryKey: false, indexed: indexed)
+        self.init(value: Self.initial { Value._latticeDefault }, primaryKey: false, indexed: indexed)
+    }
+
+    /// The initial value: `make()` for a new object. For an instance that Lattice makes to stand for a
+    /// stored object, whose reads go to its record, a placeholder instead: initial-value expressions
+    /// such as `UUID()` (a read of the system's random source on Linux) then cost nothing per object read.
+    @inlinable @inline(__always)
+    static func initial(_ make: () -> Value) -> Value {
+        lattice_placeholding() != 0 ? Value._latticePlaceholder : make()
     }
 
     @usableFromInline
@@ -72,8 +88,8 @@ public struct Persisted<Value: _Persistable> {
     /// ```swift
     /// @Persisted(originalName: "name") var id = ""
     /// ```
-    public init(wrappedValue: Value, originalName: String, indexed: Bool = false, primaryKey: Bool = false) {
-        self.value = wrappedValue
+    public init(wrappedValue: @autoclosure () -> Value, originalName: String, indexed: Bool = false, primaryKey: Bool = false) {
+        self.value = Self.initial(wrappedValue)
         self.column = FormerNames.column(originalName, primaryKey: primaryKey, indexed: indexed)
     }
 
@@ -190,7 +206,7 @@ extension Persisted: PersistedField {
     }
 
     static func releaseUnmanagedValue(at field: UnsafeMutableRawPointer) {
-        field.assumingMemoryBound(to: Value.self).pointee = Value._latticeDefault
+        field.assumingMemoryBound(to: Value.self).pointee = Value._latticePlaceholder
     }
 }
 

@@ -281,7 +281,8 @@ extension Transaction {
         }
     }
 
-    private func damagedBlock(_ table: Table, _ key: Bytes) -> LatticeError {
+    /// The error for a block filed under `key` that does not decode.
+    func damagedBlock(_ table: Table, _ key: Bytes) -> LatticeError {
         .corruptFile(path: env.path, reason: "the object keys filed under \(env.seals.describe(key: key, in: table)) in "
             + "'\(env.seals.name(of: table))' do not decode (a damaged value).")
     }

@@ -242,6 +242,34 @@ final class Transaction {
         return try body(Cursor.opened(table, key, bytes(v), env))
     }
 
+    /// `body` of the least 8-byte value filed under `key` in a sorted-duplicates table (in a packed index,
+    /// the first object key of the key's first block), or nil when the key has none. One LMDB lookup, no
+    /// cursor: for indexes whose keys are unique (primary keys). Sealed tables, and keys with blocks
+    /// pending in this write, go through a cursor.
+    func withFirstDuplicate<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
+        if let lock = sharedLock { return try lock.withLock { try unsynchronizedFirstDuplicate(table, key, body) } }
+        return try unsynchronizedFirstDuplicate(table, key, body)
+    }
+
+    private func unsynchronizedFirstDuplicate<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
+        let packing = packing(table)
+        if isSealed(table) || packing == .runs || (packing == .blocks && runWrites?.blocks[table.id]?.byKey[IndexKey(key)] != nil) {
+            return try unsynchronizedCursor(table) { try body($0.seek(exactly: key)?.value) }
+        }
+        var k = mdbVal(key)
+        var v = MDB_val()
+        let rc = mdb_get(txn, table.id, &k, &v)
+        if rc == MDB_NOTFOUND { return try body(nil) }
+        try env.check(rc)
+        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
+        residentPages?.note(k, v)
+        // A block starts with its first object key (and is 8 or at least 17 bytes); a plain duplicate is one.
+        guard packing == .blocks ? BlockView(bytes(v)) != nil : v.mv_size == 8 else {
+            throw damagedBlock(table, key)
+        }
+        return try body(UnsafeRawBufferPointer(start: v.mv_data, count: 8))
+    }
+
     /// The cipher of a sealed table of an encrypted file (nil in a plaintext file).
     @inline(__always)
     private func cipher(_ table: Table) -> TableCipher? {

@@ -1,0 +1,3 @@
+#include "lattice_support.h"
+
+_Thread_local int lattice_placeholding_flag = 0;
