@@ -942,3 +942,58 @@ final class PositionalReadTests: XCTestCase {
         XCTAssertEqual(loved.fans.count, 599)
     }
 }
+
+extension ReadPathTests {
+    /// Sorted results read their objects in batches looked up in key order (thousands of keys a batch,
+    /// fewer when records are large): every way of reading them still gives the sorted order, with
+    /// every property right, and objects deleted after a loop began are passed over.
+    func testSortedResultsReadInBatchesLookedUpInKeyOrder() throws {
+        let count: Int64 = 12_000
+        // Names in an order unrelated to the keys; every 7th object carries a large nickname, so some
+        // batches end on their bytes before their number of keys.
+        func name(_ id: Int64) -> String { "n\((id &* 7_919) % 12_007)" }
+        do {
+            let lattice = try Lattice(configuration: config)
+            try lattice.write {
+                for id in 1...count {
+                    let o = item(id)
+                    o.name = name(id)
+                    if id % 7 == 0 { o.nickname = String(repeating: "x", count: 3_000) + "\(id)" }
+                    try lattice.add(o)
+                }
+            }
+        }
+        let lattice = try Lattice(configuration: config)
+        let byName = try lattice.objects(Item.self).sorted(byKeyPath: "name")
+        let expected = (1...count).sorted { name($0) < name($1) }
+        func nickname(_ id: Int64) -> String? {
+            id % 7 == 0 ? String(repeating: "x", count: 3_000) + "\(id)" : id % 2 == 0 ? "even \(id)" : nil
+        }
+        func check(_ items: [Item], _ ids: [Int64], _ path: String) {
+            XCTAssertEqual(items.map(\.id), ids, path)
+            for o in items where o.name != name(o.id) || o.nickname != nickname(o.id) {
+                return XCTFail("\(path): object \(o.id) reads wrong values")
+            }
+        }
+        var looped: [Item] = []
+        for o in byName { looped.append(o) }
+        check(looped, expected, "for … in")
+        check(byName.map { $0 }, expected, "map")
+        check((0..<byName.count).map { byName[$0] }, expected, "index loop")
+        check(Array(byName.reversed()), expected.reversed(), "reversed()")
+        check(Array(try lattice.objects(Item.self).sorted(byKeyPath: "name", ascending: false)), expected.reversed(), "descending")
+
+        // Objects deleted by another handle while a loop runs are passed over once the loop sees them gone.
+        let other = try Lattice(configuration: config)
+        let doomed = Set(expected.suffix(3_000).filter { $0 % 2 == 0 })
+        var seen: [Int64] = []
+        for o in byName {
+            seen.append(o.id)
+            if seen.count == 5_000 {
+                try other.write { try other.delete(other.objects(Item.self).filter("id IN %@", Array(doomed))) }
+                lattice.refresh()
+            }
+        }
+        XCTAssertEqual(seen, expected.filter { !doomed.contains($0) })
+    }
+}

@@ -40,6 +40,14 @@ struct ResultsReader {
 
     /// The most records read ahead at once.
     static var maxBatch: Int { 256 }
+    /// The most read ahead at once when the keys are not in ascending order (sorted results): each batch
+    /// is looked up in key order, so the more keys a batch holds, the more of them share a run. Bounded
+    /// by bytes too, after the records of the batch before (see `BatchRead.maxScatteredBytes`).
+    static var maxScatteredBatch: Int { 8_192 }
+    /// Whether `keys` are not in ascending order.
+    private let scattered: Bool
+    /// The records' mean size in the batch read last (0 before the first).
+    private var recordBytes = 0
 
     init(lattice: Lattice, info: ClassInfo?, type: Object.Type, keys: [Int64]?, walk: ResultsWalk?) {
         self.lattice = lattice
@@ -48,6 +56,7 @@ struct ResultsReader {
         recyclable = info.map { $0.type == type && $0.recyclable } ?? false
         self.keys = keys
         self.walk = walk
+        scattered = keys.map { keys in zip(keys, keys.dropFirst()).contains { $0 >= $1 } } ?? false
     }
 
     /// The next object still present, or nil at the end.
@@ -56,7 +65,7 @@ struct ResultsReader {
             if batchOffset >= batch.count || batchGeneration != lattice.generation {
                 guard let info else { return nil }
                 // Grow while batches are used up; start over small when a write made one stale.
-                batchSize = batchOffset >= batch.count ? Swift.min(batchSize * 4, Self.maxBatch) : 1
+                batchSize = batchOffset >= batch.count ? Swift.min(batchSize * 4, maxBatchSize) : 1
                 if !readBatch(info) { return nil }
             }
             let entry = batch[batchOffset]
@@ -79,7 +88,7 @@ struct ResultsReader {
             let backward = index + 1 == asked
             let inOrder = backward || index == asked + 1
             // A jump reads only the object asked (random access reads nothing it does not use).
-            batchSize = inOrder && batchGeneration == lattice.generation ? Swift.min(batchSize * 4, Self.maxBatch) : 1
+            batchSize = inOrder && batchGeneration == lattice.generation ? Swift.min(batchSize * 4, maxBatchSize) : 1
             position = index
             if !readBatch(info, backward: backward) { return nil }
         }
@@ -124,6 +133,12 @@ struct ResultsReader {
         return object
     }
 
+    /// The most records the next batch may read.
+    private var maxBatchSize: Int {
+        guard scattered else { return Self.maxBatch }
+        return Swift.max(Self.maxBatch, Swift.min(Self.maxScatteredBatch, BatchRead.maxScatteredBytes / Swift.max(recordBytes, 1)))
+    }
+
     /// Reads the next batch from the current position (with a snapshot of keys and `backward`: the batch
     /// ending at the current position); false at the end.
     private mutating func readBatch(_ info: ClassInfo, backward: Bool = false) -> Bool {
@@ -134,7 +149,9 @@ struct ResultsReader {
         var entries: [BatchEntry] = []
         swap(&entries, &batch)   // refilled in place, keeping its capacity
         batchStorage = lattice.reading("the objects of '\(info.name)'") { txn in
-            try txn.withCursor(info.objectsTable) { cursor in
+            read.lends = lattice.lendsRecords(txn)
+            if scattered && read.lends { read.maxBytes = BatchRead.maxScatteredBytes }
+            return try txn.withCursor(info.objectsTable) { cursor in
                 if let walk {
                     var entry = try walk.downward ? walk.entry(before: &cursor) : walk.entry(after: &cursor)
                     // On another snapshot than the loop's, objects created since are passed over: keys
@@ -153,6 +170,10 @@ struct ResultsReader {
                     // Backwards: from the current position down, the batch reversed below.
                     let step = backward ? -1 : 1
                     let end = backward ? Swift.max(position - read.size, -1) : Swift.min(position + read.size, keys.count)
+                    if scattered && read.lends {
+                        try read.takeInKeyOrder(stride(from: position, to: end, by: step).map { keys[$0] }, &cursor)
+                        return read.lend(into: &entries)
+                    }
                     var previous: Int64?
                     for index in stride(from: position, to: end, by: step) {
                         let key = keys[index]
@@ -165,10 +186,11 @@ struct ResultsReader {
                 }
                 // Records lent by the snapshot are read where they are; others (in a write transaction,
                 // decrypted) stay valid only until the cursor closes: copy them all at once now.
-                return lattice.lendsRecords(txn) ? read.lend(into: &entries) : read.copy(into: &entries)
+                return read.lends ? read.lend(into: &entries) : read.copy(into: &entries)
             }
         }
         if backward && keys != nil { entries.reverse() }
+        recordBytes = read.count > 0 ? read.bytes / read.count : 0
         batch = entries
         batchOffset = 0
         batchStart = backward ? position - entries.count + 1 : position
@@ -279,12 +301,20 @@ private struct BatchEntry {
 
 /// One batch being read: keys and records in order, gathered inside a cursor walk, then copied.
 private struct BatchRead {
-    /// A batch ends early once its records reach this many bytes.
-    static let maxBytes = 64 << 10
+    /// A batch ends early once its records reach `maxBytes`: by default this many, so that a batch's
+    /// storage (which lives while any of its objects does) or the mapped pages a walk holds stay few.
+    static let defaultMaxBytes = 64 << 10
+    /// The bound for a batch of scattered keys whose records stay where they are: looked up in key order,
+    /// such a batch gains from its size, and its records are not copied.
+    static let maxScatteredBytes = 512 << 10
     let size: Int
+    var maxBytes = BatchRead.defaultMaxBytes
+    /// Whether the records stay where they are (`Lattice.lendsRecords`).
+    var lends = false
     /// The entries in order, records still in the map.
     private var found: [(key: Int64, bytes: UnsafeRawBufferPointer?)] = []
-    private var bytes = 0
+    /// The bytes of the records taken.
+    private(set) var bytes = 0
 
     init(size: Int) {
         self.size = size
@@ -299,7 +329,20 @@ private struct BatchRead {
         found.append((key, value))
         bytes += value?.count ?? 0
         // A batch's storage lives while any of its objects does: keep it small.
-        return bytes < BatchRead.maxBytes
+        return bytes < maxBytes
+    }
+
+    /// Takes the records of `keys` in their order, looked up in ascending key order: after one lookup,
+    /// the next key is usually in the run the cursor stands on or the one beside it (no tree search).
+    mutating func takeInKeyOrder(_ keys: [Int64], _ cursor: inout Cursor) throws {
+        let order = keys.indices.sorted { keys[$0] < keys[$1] }
+        var records = [UnsafeRawBufferPointer?](repeating: nil, count: keys.count)
+        var previous: Int64?
+        for i in order {
+            records[i] = try ObjectTable.record(&cursor, key: keys[i], after: previous)
+            previous = records[i] == nil ? nil : keys[i]
+        }
+        for (key, record) in zip(keys, records) where !take(key, record) { break }
     }
 
     /// Fills `entries` (emptied, its capacity reused) with the gathered records where they are; no storage.

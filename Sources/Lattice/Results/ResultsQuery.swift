@@ -135,6 +135,16 @@ enum ResultsOrdering {
                     let (x, y) = (numbers[a], numbers[b])
                     return x != y ? (ascending ? x < y : x > y) : a < b
                 }
+            } else if width == 1, let strings = PackedBytes(values) {
+                // One string (or data, UUID, ObjectId): compared where they lie in one buffer, with no
+                // enum copies and reference counting per comparison.
+                let ascending = descriptors[0].ascending
+                order = strings.withComparison { compare in
+                    (0..<keys.count).sorted { a, b in
+                        let c = compare(a, b)
+                        return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
+                    }
+                }
             } else {
                 order = (0..<keys.count).sorted { a, b in
                     for i in 0..<width {
@@ -247,5 +257,49 @@ enum ResultsOrdering {
             }
         }
         return out
+    }
+}
+
+/// Byte strings (the values of a string, data, UUID or ObjectId sort key, or nil) packed in one buffer.
+/// They compare as `ScalarValue.compare` does: nil first, then bytes in order, a prefix before longer.
+struct PackedBytes {
+    private var bytes: [UInt8] = []
+    /// Where value `i` starts in `bytes`; one more entry ends the last value.
+    private var starts: [Int] = [0]
+    private var nulls: [Bool] = []
+
+    /// nil when a value is neither bytes nor nil.
+    init?(_ values: [ScalarValue]) {
+        starts.reserveCapacity(values.count + 1)
+        nulls.reserveCapacity(values.count)
+        for value in values {
+            switch value {
+            case let .bytes(b): bytes.append(contentsOf: b); nulls.append(false)
+            case .null: nulls.append(true)
+            default: return nil
+            }
+            starts.append(bytes.count)
+        }
+    }
+
+    /// `body` with a comparison of values `a` and `b` (negative, zero, positive) valid while it runs.
+    func withComparison<R>(_ body: ((Int, Int) -> Int) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBufferPointer { bytes in
+            try starts.withUnsafeBufferPointer { starts in
+                try nulls.withUnsafeBufferPointer { nulls in
+                    try body { a, b in
+                        if nulls[a] || nulls[b] { return nulls[a] == nulls[b] ? 0 : nulls[a] ? -1 : 1 }
+                        var i = starts[a], j = starts[b]
+                        let (endA, endB) = (starts[a + 1], starts[b + 1])
+                        while i < endA && j < endB {
+                            if bytes[i] != bytes[j] { return bytes[i] < bytes[j] ? -1 : 1 }
+                            i += 1
+                            j += 1
+                        }
+                        return (endA - i) - (endB - j)
+                    }
+                }
+            }
+        }
     }
 }

@@ -261,8 +261,8 @@ final class Transaction {
         let rc = mdb_get(txn, table.id, &k, &v)
         if rc == MDB_NOTFOUND { return try body(nil) }
         try env.check(rc)
-        try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
-        residentPages?.note(k, v)
+        // `mdb_get` leaves `k` on the caller's key: only the value is the map's.
+        try ValueBounds.check(v, pageSize: pageSize, env)
         // A block starts with its first object key (and is 8 or at least 17 bytes); a plain duplicate is one.
         guard packing == .blocks ? BlockView(bytes(v)) != nil : v.mv_size == 8 else {
             throw damagedBlock(table, key)
