@@ -57,13 +57,7 @@ enum CollectionEdits {
         var out: [String: Double] = [:]
         print("\n== Collection edits (\(n) entries, each change through the owner's property; median of 3) ==")
         for (name, ops, body) in cases {
-            var times: [Double] = []
-            for _ in 0..<3 { times.append(try timed { try body() }.0) }
-            let median = times.sorted()[1]
-            out[name] = median
-            out[name + " (ns per op)"] = median / Double(ops) * 1e9
-            print(name.padding(toLength: 38, withPad: " ", startingAt: 0)
-                  + String(format: "%10.3f ms %12.0f ns per op", median * 1000, median / Double(ops) * 1e9))
+            record(name, seconds: try medianSeconds(passes: 3) { _ = try body() }, operations: ops, width: 38, into: &out)
         }
         // Deleting the members of one long list: together (`delete(_:)` of the Results), and one by one.
         let team = ReadTeam()
@@ -86,11 +80,7 @@ enum CollectionEdits {
                     }
                 }.0)
             }
-            let median = times.sorted()[1]
-            out[name] = median
-            out[name + " (ns per op)"] = median / Double(n) * 1e9
-            print(name.padding(toLength: 38, withPad: " ", startingAt: 0)
-                  + String(format: "%10.3f ms %12.0f ns per op", median * 1000, median / Double(n) * 1e9))
+            record(name, seconds: median(times), operations: n, width: 38, into: &out)
         }
         return out
     }

@@ -56,13 +56,8 @@ enum InitialValueReads {
         var out: [String: Double] = [:]
         print("\n== Initial values (\(people.count) objects; median of 7 passes) ==")
         for (name, objects, body) in cases {
-            var times: [Double] = []
-            for _ in 0..<7 { times.append(timed { body() }.0) }
-            let median = times.sorted()[3]
-            out[name] = median
-            out[name + " (ns per object)"] = median / Double(objects) * 1e9
-            print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
-                  + String(format: "%9.3f ms  %7.0f ns per object", median * 1000, median / Double(objects) * 1e9))
+            record(name, seconds: medianSeconds(passes: 7) { _ = body() }, operations: objects, key: "object", unit: "object",
+                   width: 44, into: &out)
         }
         return out
     }

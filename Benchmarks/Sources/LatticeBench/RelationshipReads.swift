@@ -63,14 +63,8 @@ enum RelationshipReads {
         var out: [String: Double] = [:]
         print("\n== Relationship reads (\(owners) owners of \(dogsPerOwner) dogs; median of 7 passes) ==")
         for (name, operations, body) in cases {
-            var times: [Double] = []
-            for _ in 0..<7 { times.append(timed { body() }.0) }
-            let median = times.sorted()[3]
-            out[name] = median
-            out[name + " (ns per op)"] = median / Double(operations) * 1e9
-            print(name.padding(toLength: 34, withPad: " ", startingAt: 0)
-                  + String(format: "%9.3f ms  %7.0f ns per %@", median * 1000, median / Double(operations) * 1e9,
-                           operations == owners ? "owner" : "dog"))
+            record(name, seconds: medianSeconds(passes: 7) { _ = body() }, operations: operations,
+                   unit: operations == owners ? "owner" : "dog", width: 34, into: &out)
         }
         return out
     }

@@ -104,6 +104,24 @@ func timed<R>(_ body: () throws -> R) rethrows -> (Double, R) {
     return (now() - start, r)
 }
 
+/// The median of `passes` runs of `body`, in seconds.
+func medianSeconds(passes: Int, _ body: () throws -> Void) rethrows -> Double {
+    var times: [Double] = []
+    for _ in 0..<passes { times.append(try timed(body).0) }
+    return median(times)
+}
+
+/// Keeps one case of a scenario's table in `out` (seconds per pass under `name`, nanoseconds per
+/// operation under "`name` (ns per `key`)") and prints it: `name` in `width` columns, then the figures
+/// (`unit` names what one operation is).
+func record(_ name: String, seconds: Double, operations: Int, key: String = "op", unit: String = "op", width: Int,
+            into out: inout [String: Double]) {
+    let ns = seconds / Double(operations) * 1e9
+    out[name] = seconds
+    out[name + " (ns per \(key))"] = ns
+    print(name.padding(toLength: width, withPad: " ", startingAt: 0) + String(format: "%10.3f ms %10.0f ns per %@", seconds * 1000, ns, unit))
+}
+
 /// Step identifiers, in report order, with the number of operations (for µs/op).
 enum Step: String, CaseIterable, Codable {
     case insert = "1 insert"
