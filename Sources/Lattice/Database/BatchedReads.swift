@@ -44,8 +44,9 @@ struct ResultsReader {
     /// is looked up in key order, so the more keys a batch holds, the more of them share a run. Bounded
     /// by bytes too, after the records of the batch before (see `BatchRead.maxScatteredBytes`).
     static var maxScatteredBatch: Int { 8_192 }
-    /// Whether `keys` are not in ascending order.
-    private let scattered: Bool
+    /// Whether the keys of the batch read last were not in ascending order (told batch by batch: a scan of
+    /// every key would cost a loop that writes, and so starts a reader, on every step that much each time).
+    private var scattered = false
     /// The records' mean size in the batch read last (0 before the first).
     private var recordBytes = 0
 
@@ -56,7 +57,6 @@ struct ResultsReader {
         recyclable = info.map { $0.type == type && $0.recyclable } ?? false
         self.keys = keys
         self.walk = walk
-        scattered = keys.map { keys in zip(keys, keys.dropFirst()).contains { $0 >= $1 } } ?? false
     }
 
     /// The next object still present, or nil at the end.
@@ -150,7 +150,6 @@ struct ResultsReader {
         swap(&entries, &batch)   // refilled in place, keeping its capacity
         batchStorage = lattice.reading("the objects of '\(info.name)'") { txn in
             read.lends = lattice.lendsRecords(txn)
-            if scattered && read.lends { read.maxBytes = BatchRead.maxScatteredBytes }
             return try txn.withCursor(info.objectsTable) { cursor in
                 if let walk {
                     var entry = try walk.downward ? walk.entry(before: &cursor) : walk.entry(after: &cursor)
@@ -170,7 +169,10 @@ struct ResultsReader {
                     // Backwards: from the current position down, the batch reversed below.
                     let step = backward ? -1 : 1
                     let end = backward ? Swift.max(position - read.size, -1) : Swift.min(position + read.size, keys.count)
+                    let positions = backward ? end + 1..<position + 1 : position..<end
+                    scattered = zip(keys[positions], keys[positions].dropFirst()).contains { $0 >= $1 }
                     if scattered && read.lends {
+                        read.maxBytes = BatchRead.maxScatteredBytes
                         try read.takeInKeyOrder(stride(from: position, to: end, by: step).map { keys[$0] }, &cursor)
                         return read.lend(into: &entries)
                     }
