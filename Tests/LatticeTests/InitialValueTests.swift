@@ -134,9 +134,15 @@ final class InitialValueTests: XCTestCase {
         XCTAssertEqual([ticket.id, ticket.code], [id, code])
         XCTAssertEqual(ticket.serial, serial)
         XCTAssertEqual(ticket.tag, tag)
-        let read = try XCTUnwrap(try db.open(types).object(ofType: Ticket.self, forPrimaryKey: id))
+        let reopened = try db.open(types)
+        let read = try XCTUnwrap(reopened.object(ofType: Ticket.self, forPrimaryKey: id))
         XCTAssertEqual([read.id, read.code], [id, code])
         XCTAssertEqual(read.serial, serial)
         XCTAssertEqual(read.tag, tag)
+        // The key's own type, or a value that converts to it; other values find nothing.
+        XCTAssertEqual(reopened.object(ofType: Ticket.self, forPrimaryKey: id.uuidString)?.serial, serial)
+        XCTAssertEqual(reopened.object(ofType: Ticket.self, forPrimaryKey: Optional(id))?.serial, serial)
+        XCTAssertNil(reopened.object(ofType: Ticket.self, forPrimaryKey: UUID()))
+        XCTAssertNil(reopened.object(ofType: Ticket.self, forPrimaryKey: 7))
     }
 }

@@ -736,15 +736,16 @@ public final class Lattice {
             // An integer key of a class keyed by its primary key is the object key: one lookup, no `Any` casts.
             found = reading("'\(info.name)' with primary key \(key)") { _ in try fetchObject(info, key: objectKey) }
         } else {
-            var payload: [UInt8] = []
-            guard pk.valueType.encodeAny(key as Any, into: &payload) else { return nil }
+            guard let payload = Lattice.payload(of: key, as: pk.valueType) else { return nil }
             found = reading("'\(info.name)' with primary key \(key)") { _ -> Object? in
                 // Through the index, the first object filed under the key is the one, unless several
                 // values share the (truncated or hashed) index key: then `findObject` tries the others.
                 if !info.keyedByPrimaryKey {
                     guard let first = try firstFiled(pk, payload: payload) else { return nil }
                     if let object = try fetchObject(info, key: first),
-                       object._slice?.payload(pk.column)?.elementsEqual(payload) == true { return object }
+                       let stored = object._slice?.payload(pk.column), payload.withUnsafeBytes({ $0.elementsEqual(stored) }) {
+                        return object
+                    }
                 }
                 guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
                 return materialize(info, key: found.key, record: found.record)
@@ -752,6 +753,18 @@ public final class Lattice {
         }
         guard let found else { return nil }
         return unsafeDowncast(found, to: T.self)
+    }
+
+    /// The payload of primary key `key` for a property of type `V`: encoded directly when `Key` is `V`
+    /// (no cast through `Any`, which costs more than the encoding in unspecialized code), converted
+    /// otherwise (`Int` for an `Int64` key, a `String` for a `UUID`...); nil when `key` does not convert.
+    static func payload<Key, V: _Persistable>(of key: Key, as _: V.Type) -> [UInt8]? {
+        var payload: [UInt8] = []
+        if Key.self == V.self {
+            withUnsafeBytes(of: key) { $0.load(as: V.self) }._latticeEncode(into: &payload)
+            return payload
+        }
+        return V.encodeAny(key as Any, into: &payload) ? payload : nil
     }
 
     /// `key` as an Int64 when it is a standard signed integer; checks the type, not the value (cheap in
