@@ -44,8 +44,9 @@ struct ResultsReader {
     /// is looked up in key order, so the more keys a batch holds, the more of them share a run. Bounded
     /// by bytes too, after the records of the batch before (see `BatchRead.maxScatteredBytes`).
     static var maxScatteredBatch: Int { 8_192 }
-    /// Whether the keys of the batch read last were not in ascending order (told batch by batch: a scan of
-    /// every key would cost a loop that writes, and so starts a reader, on every step that much each time).
+    /// Whether the keys of the batch read last were not in ascending order and its records lent (told batch
+    /// by batch: a scan of every key would cost a loop that writes, and so starts a reader, on every step
+    /// that much each time).
     private var scattered = false
     /// The records' mean size in the batch read last (0 before the first).
     private var recordBytes = 0
@@ -170,8 +171,9 @@ struct ResultsReader {
                     let step = backward ? -1 : 1
                     let end = backward ? Swift.max(position - read.size, -1) : Swift.min(position + read.size, keys.count)
                     let positions = backward ? end + 1..<position + 1 : position..<end
-                    scattered = zip(keys[positions], keys[positions].dropFirst()).contains { $0 >= $1 }
-                    if scattered && read.lends {
+                    // Only records read where they are gain from key order (copies keep to small batches).
+                    scattered = read.lends && zip(keys[positions], keys[positions].dropFirst()).contains { $0 >= $1 }
+                    if scattered {
                         read.maxBytes = BatchRead.maxScatteredBytes
                         try read.takeInKeyOrder(stride(from: position, to: end, by: step).map { keys[$0] }, &cursor)
                         return read.lend(into: &entries)

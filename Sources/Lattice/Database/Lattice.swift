@@ -738,17 +738,16 @@ public final class Lattice {
         } else {
             guard let payload = Lattice.payload(of: key, as: pk.valueType) else { return nil }
             found = reading("'\(info.name)' with primary key \(key)") { _ -> Object? in
-                // Through the index, the first object filed under the key is the one, unless several
-                // values share the (truncated or hashed) index key: then `findObject` tries the others.
-                if !info.keyedByPrimaryKey {
-                    guard let first = try firstFiled(pk, payload: payload) else { return nil }
-                    if let object = try fetchObject(info, key: first),
-                       let stored = object._slice?.payload(pk.column), payload.withUnsafeBytes({ $0.elementsEqual(stored) }) {
-                        return object
-                    }
+                if info.keyedByPrimaryKey {
+                    guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
+                    return materialize(info, key: found.key, record: found.record)
                 }
-                guard let found = try findObject(info, primaryKeyPayload: payload) else { return nil }
-                return materialize(info, key: found.key, record: found.record)
+                // The object reads its record where it is (no copy, unlike `findObject`).
+                return try indexedObject(pk, payload: payload) { candidate in
+                    guard let object = try fetchObject(info, key: candidate), let stored = object._slice?.payload(pk.column),
+                          payload.withUnsafeBytes({ $0.sameBytes(as: stored) }) else { return nil }
+                    return object
+                }
             }
         }
         guard let found else { return nil }
@@ -785,27 +784,32 @@ public final class Lattice {
             let key = payload.withUnsafeBytes { Int64._latticeDecode($0) }
             return try fetchRecord(info, key: key).map { (key, $0) }
         }
-        func matching(_ key: Int64) throws -> RecordBuffer? {
-            guard let record = try fetchRecord(info, key: key) else { return nil }
-            return record.withBytes { RecordView($0)?.payload(pk.column)?.elementsEqual(payload) ?? false } ? record : nil
+        return try indexedObject(pk, payload: payload) { candidate in
+            guard let record = try fetchRecord(info, key: candidate) else { return nil }
+            let holds = record.withBytes { bytes in
+                payload.withUnsafeBytes { RecordView(bytes)?.payload(pk.column)?.sameBytes(as: $0) ?? false }
+            }
+            return holds ? (candidate, record) : nil
         }
-        // One lookup finds the object; values that share a truncated or hashed index key need the rest.
-        guard let first = try firstFiled(pk, payload: payload) else { return nil }
-        if let record = try matching(first) { return (first, record) }
-        for key in try indexLookup(pk, payload: payload) where key != first {
-            if let record = try matching(key) { return (key, record) }
-        }
-        return nil
     }
 
-    /// The object key filed first under the index key of `payload` (its object, unless values that share
-    /// a truncated or hashed index key are filed there too), or nil when none is: one lookup.
-    func firstFiled(_ property: PropertyInfo, payload: [UInt8]) throws -> Int64? {
-        guard let table = property.indexTable else { return nil }
+    /// What `read` gives for the object filed under the index key of primary-key payload `payload` (nil
+    /// from `read`: that candidate holds another value). The first object filed there, found with one
+    /// lookup, is the one, unless values that share a truncated or hashed index key are filed there too:
+    /// then the others are tried. Inlined, so that each caller's `R` is specialized.
+    @inline(__always)
+    private func indexedObject<R>(_ pk: PropertyInfo, payload: [UInt8], _ read: (Int64) throws -> R?) throws -> R? {
+        guard let table = pk.indexTable else { return nil }
         let txn = try readTransaction()
-        return try payload.withUnsafeBytes { p in
-            try withIndexKey(property, payload: p) { k in try txn.withFirstDuplicate(table, k) { $0.map(KeyCodec.int) } }
+        let first = try payload.withUnsafeBytes { p in
+            try withIndexKey(pk, payload: p) { k in try txn.withFirstDuplicate(table, k) { $0.map(KeyCodec.int) } }
         }
+        guard let first else { return nil }
+        if let found = try read(first) { return found }
+        for key in try indexLookup(pk, payload: payload) where key != first {
+            if let found = try read(key) { return found }
+        }
+        return nil
     }
 
     /// Object keys under the index key of `payload` (candidates when the key was truncated).

@@ -436,7 +436,7 @@ extension ObjectId: _PersistableBase {
     public static var _latticeDefault: ObjectId { ObjectId() }
     /// 12 bytes.
     public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> ObjectId {
-        ObjectId(bytes: payload) ?? ObjectId(bytes: [UInt8](repeating: 0, count: 12))!
+        ObjectId(bytes: payload) ?? _latticePlaceholder
     }
     /// 12 bytes.
     public func _latticeEncode(into out: inout [UInt8]) { withUnsafeBytes(of: bytes) { out.append(contentsOf: $0) } }
