@@ -3,10 +3,10 @@ import Lattice
 
 /// Ways users change every object of a collection inside one write transaction, each timed against the
 /// fastest of them: loops over `Results` (whole class, filtered, sorted) by iteration and by position,
-/// a loop of lookups by primary key, and `setValue(_:forKey:)`.
+/// a loop of lookups by primary key, and `setValue(_:forKey:)`; and a loop changing an indexed property.
 enum WritePathScenario {
-    /// Fills a file with `n` of the workload's people, then adds 1 to every score each way (median of
-    /// 3 passes) and prints the table. Returns (path → seconds per pass, and nanoseconds per object).
+    /// Fills a file with `n` of the workload's people, then adds 1 to every score each way, and 1 to
+    /// every age (modulo 100) once (median of 3 passes), and prints the table. Returns (path → seconds per pass, and nanoseconds per object).
     static func run(_ path: String, people: ArraySlice<Person>) throws -> [String: Double] {
         let lattice = try Lattice(configuration: Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
                                                                       objectTypes: [ReadPerson.self, ReadTeam.self]))
@@ -24,6 +24,7 @@ enum WritePathScenario {
         let cases: [(String, () throws -> Void)] = [
             ("lookup by primary key", { try lattice.write { for p in people { lattice.object(ofType: ReadPerson.self, forPrimaryKey: p.id)?.score += 1 } } }),
             ("for … in", { try lattice.write { for o in all { o.score += 1 } } }),
+            ("for … in, indexed age", { try lattice.write { for o in all { o.age = (o.age + 1) % 100 } } }),
             ("forEach", { try lattice.write { all.forEach { $0.score += 1 } } }),
             ("index loop results[i]", { try lattice.write { for i in 0..<all.count { all[i].score += 1 } } }),
             ("filtered, for … in", { try lattice.write { for o in filtered { o.score += 1 } } }),

@@ -13,14 +13,60 @@ struct PendingBlock {
     var stored: [UInt8]?
 }
 
+/// A block the table holds that a write transaction changed inside (an object key removed, or filed
+/// between two it holds): the edits collect here and the block is written once, in place of `stored`,
+/// before anything else reads or changes the index key and before the commit, instead of once per edit.
+struct EditedBlock {
+    /// The block as the table holds it (its first object key names the edit).
+    let stored: [UInt8]
+    /// The block as it is to be stored (empty: no key left; over `Blocks.budget`: split when written).
+    var current: [UInt8]
+}
+
+/// An edited block's name: its index key and the first object key of the block as stored.
+struct EditKey: Hashable {
+    let key: IndexKey
+    let first: UInt64
+}
+
 /// The pending blocks of one index, by index key (a class: blocks change in place, never copied).
 final class PendingBlocks {
     @exclusivity(unchecked) var byKey: [IndexKey: PendingBlock] = [:]
+    /// Edited stored blocks.
+    @exclusivity(unchecked) var edits: [EditKey: EditedBlock] = [:]
+    /// The stored first object keys of the edited blocks of each index key.
+    @exclusivity(unchecked) private var editedFirsts: [IndexKey: [UInt64]] = [:]
+
+    /// Whether `key` has a block here, pending or edited.
+    func holds(_ key: IndexKey) -> Bool { byKey[key] != nil || editedFirsts[key] != nil }
+
+    func keep(_ edit: EditedBlock, as name: EditKey) {
+        edits[name] = edit
+        editedFirsts[name.key, default: []].append(name.first)
+    }
+
+    func forget(_ name: EditKey) {
+        guard edits.removeValue(forKey: name) != nil else { return }
+        editedFirsts[name.key]?.removeAll { $0 == name.first }
+        if editedFirsts[name.key]?.isEmpty == true { editedFirsts[name.key] = nil }
+    }
+
+    /// Takes the edits of `key`.
+    func takeEdits(of key: IndexKey) -> [EditedBlock] {
+        guard let firsts = editedFirsts.removeValue(forKey: key) else { return [] }
+        return firsts.compactMap { edits.removeValue(forKey: EditKey(key: key, first: $0)) }
+    }
+
+    /// Takes every edit.
+    func takeEdits() -> [EditKey: EditedBlock] {
+        defer { (edits, editedFirsts) = ([:], [:]) }
+        return edits
+    }
 }
 
 /// An index key as a dictionary key. Keys of up to 16 bytes (numbers, dates, short strings: most indexed
 /// values) are held in two words, zero-padded, so that a lookup allocates nothing; longer ones in an
-/// array. Hashed as one run of bytes (an array of bytes hashes byte by byte).
+/// array. Hashed as words, or one run of bytes (an array of bytes hashes byte by byte).
 struct IndexKey: Hashable {
     private let count: Int
     private let low: UInt64
@@ -46,7 +92,13 @@ struct IndexKey: Hashable {
     }
 
     func hash(into hasher: inout Hasher) {
-        withBytes { hasher.combine(bytes: $0) }
+        hasher.combine(count)
+        if let long {
+            long.withUnsafeBytes { hasher.combine(bytes: $0) }
+        } else {
+            hasher.combine(low)
+            hasher.combine(high)
+        }
     }
 }
 
@@ -63,7 +115,10 @@ extension Transaction {
         let number = Runs.number(value)
         let indexKey = IndexKey(key)
         if last {
-            if let all = writes.blocks[table.id], let i = all.byKey.index(forKey: indexKey) {
+            // The key's last block as LMDB holds it is read below: the key's edits are written first.
+            let all = writes.blocks[table.id]
+            if let all, !all.edits.isEmpty { try storeEdits(table, indexKey, all) }
+            if let all, let i = all.byKey.index(forKey: indexKey) {
                 if number > all.byKey.values[i].writer.last {
                     // The usual case: one more key at the end of the pending block, appended where it is.
                     try append(table, indexKey, number, to: &all.byKey.values[i])
@@ -95,6 +150,7 @@ extension Transaction {
     func blockRemove(_ table: Table, _ key: Bytes, _ value: Bytes) throws -> Bool {
         try storeBlock(table, key)
         if value.isEmpty {
+            if let all = runWrites?.blocks[table.id], !all.edits.isEmpty { try storeEdits(table, IndexKey(key), all) }
             var k = mdbVal(key)
             let rc = mdb_del(txn, table.id, &k, nil)
             if rc == MDB_MAP_FULL { throw MapFull() }
@@ -105,15 +161,9 @@ extension Transaction {
         guard value.count == 8 else { return false }
         let number = Runs.number(value)
         let cursor = try writeCursor(table)
-        guard let stored = try floorBlock(cursor, table, key, number) else { return false }
-        guard let view = BlockView(stored) else { throw damagedBlock(table, key) }
-        switch view.removing(number) {
-        case .unchanged: return false
-        case .damaged: throw damagedBlock(table, key)
-        case .edited(let block):
-            try replaceBlock(cursor, table, key, with: block)
-            return true
-        }
+        // Below every stored block's first key, the number may still be in the first block's edit.
+        guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else { return false }
+        return try edit(table, key, stored: stored, removing: true, number)
     }
 
     /// Writes every pending block of `table` (nil: of every table).
@@ -122,6 +172,7 @@ extension Transaction {
         for id in table.map({ [$0.id] }) ?? writes.blocks.ids {
             guard let pending = writes.blocks.take(id) else { continue }
             for (key, block) in pending.byKey { try writeBlock(Table(id: id), key, block) }
+            for (name, edit) in pending.takeEdits() { try writeEdit(Table(id: id), name.key, edit) }
         }
     }
 
@@ -156,14 +207,7 @@ extension Transaction {
     /// Keeps `pending` as the pending block of `key` (every pending block of the table written first
     /// when they reach `pendingLimit`).
     private func keepPending(_ table: Table, _ key: IndexKey, _ pending: PendingBlock) throws {
-        guard let writes = runWrites else { return }
-        let all: PendingBlocks
-        if let existing = writes.blocks[table.id] {
-            all = existing
-        } else {
-            all = PendingBlocks()
-            writes.blocks[table.id] = all
-        }
+        guard let all = pendingBlocks(table) else { return }
         if all.byKey.count >= Transaction.pendingLimit {
             let full = all.byKey
             all.byKey = [:]
@@ -172,19 +216,99 @@ extension Transaction {
         all.byKey[key] = pending
     }
 
+    /// The pending blocks of `table`, made when it has none.
+    private func pendingBlocks(_ table: Table) -> PendingBlocks? {
+        guard let writes = runWrites else { return nil }
+        if let existing = writes.blocks[table.id] { return existing }
+        let all = PendingBlocks()
+        writes.blocks[table.id] = all
+        return all
+    }
+
     /// Writes a pending block in place of the one it grew from.
     private func writeBlock(_ table: Table, _ key: IndexKey, _ pending: PendingBlock) throws {
         try key.withBytes { k in
-            if let stored = pending.stored {
-                try stored.withUnsafeBytes { v in
-                    var kv = mdbVal(k)
-                    var vv = mdbVal(v)
-                    let rc = mdb_del(txn, table.id, &kv, &vv)
-                    if rc == MDB_MAP_FULL { throw MapFull() }
-                    if rc != MDB_NOTFOUND { try env.check(rc) }
-                }
-            }
+            if let stored = pending.stored { try deleteStored(table, k, stored) }
             _ = try rawPutBlock(table, k, pending.writer.encoded(), flags: 0)
+        }
+    }
+
+    /// Writes an edited block in place of the stored one: none when no key is left, in two halves with
+    /// room to grow when it outgrew `Blocks.budget`.
+    private func writeEdit(_ table: Table, _ key: IndexKey, _ edit: EditedBlock) throws {
+        try key.withBytes { k in
+            try deleteStored(table, k, edit.stored)
+            if edit.current.isEmpty { return }
+            if edit.current.count <= Blocks.budget {
+                _ = try rawPutBlock(table, k, edit.current, flags: 0)
+                return
+            }
+            var keys: [UInt64] = []
+            guard edit.current.withUnsafeBytes({ BlockView($0)?.keys(into: &keys) ?? false }) else { throw damagedBlock(table, k) }
+            let half = keys.count / 2
+            for part in [keys[..<half], keys[half...]] {
+                for piece in BlockWriter.blocks(part) { _ = try rawPutBlock(table, k, piece, flags: 0) }
+            }
+        }
+    }
+
+    /// Deletes the block `stored` of `key` from the table.
+    private func deleteStored(_ table: Table, _ key: Bytes, _ stored: [UInt8]) throws {
+        try stored.withUnsafeBytes { v in
+            var kv = mdbVal(key)
+            var vv = mdbVal(v)
+            let rc = mdb_del(txn, table.id, &kv, &vv)
+            if rc == MDB_MAP_FULL { throw MapFull() }
+            if rc != MDB_NOTFOUND { try env.check(rc) }
+        }
+    }
+
+    /// Writes the edited blocks of `key` in `all`, if any.
+    private func storeEdits(_ table: Table, _ key: IndexKey, _ all: PendingBlocks) throws {
+        for edit in all.takeEdits(of: key) { try writeEdit(table, key, edit) }
+    }
+
+    /// Removes `number` from, or files it in, the block the table holds as `stored` under `key`, or the
+    /// transaction's edit of it: kept as an edit, written later (see `EditedBlock`). False when the
+    /// number was absent (a removal) or filed already.
+    private func edit(_ table: Table, _ key: Bytes, stored: Bytes, removing: Bool, _ number: UInt64) throws -> Bool {
+        guard let storedView = BlockView(stored) else { throw damagedBlock(table, key) }
+        guard let all = pendingBlocks(table) else {
+            throw LatticeError.storage(path: env.path, code: EINVAL, message: "a packed index changed outside a write transaction.")
+        }
+        func change(_ view: BlockView) -> BlockEdit { removing ? view.removing(number) : view.inserting(number) }
+        let name = EditKey(key: IndexKey(key), first: storedView.first)
+        let held = all.edits.index(forKey: name)
+        let result: BlockEdit
+        if let held {
+            // An edit that removed every key holds an empty block.
+            let current = all.edits.values[held].current
+            result = current.isEmpty ? (removing ? .unchanged : .edited(Blocks.single(number)))
+                : current.withUnsafeBytes { BlockView($0).map(change) ?? .damaged }
+        } else {
+            result = change(storedView)
+        }
+        switch result {
+        case .unchanged:
+            return false
+        case .damaged:
+            throw damagedBlock(table, key)
+        case .edited(let block):
+            if block.count > Blocks.budget {
+                // Full: written now, split in two, so that no edit outgrows a block by much (keys filed
+                // one after another, each above the last, would otherwise make one ever longer).
+                if held != nil { all.forget(name) }
+                try writeEdit(table, name.key, EditedBlock(stored: Array(stored), current: block))
+            } else if let held {
+                all.edits.values[held].current = block
+            } else {
+                if all.edits.count >= Transaction.pendingLimit {
+                    // A bound on memory: every edit of the table written.
+                    for (other, edit) in all.takeEdits() { try writeEdit(table, other.key, edit) }
+                }
+                all.keep(EditedBlock(stored: Array(stored), current: block), as: name)
+            }
+            return true
         }
     }
 
@@ -197,44 +321,17 @@ extension Transaction {
         try writeBlock(table, indexKey, pending)
     }
 
-    /// Files `number` under `key` wherever it goes among the key's blocks: the block it falls in is
-    /// read, and written again with it (split in two when full).
+    /// Files `number` under `key` wherever it goes among the key's blocks: in the block it falls in, as
+    /// an edit of it (see `edit`).
     private func insert(_ table: Table, _ key: Bytes, _ number: UInt64) throws {
         try storeBlock(table, key)
         let cursor = try writeCursor(table)
         guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else {
+            // The key has no block (nor, then, an edited one).
             _ = try rawPutBlock(table, key, Blocks.single(number), flags: 0)
             return
         }
-        guard let view = BlockView(stored) else { throw damagedBlock(table, key) }
-        switch view.inserting(number) {
-        case .unchanged:
-            return  // filed already
-        case .damaged:
-            throw damagedBlock(table, key)
-        case .edited(let block):
-            if block.count <= Blocks.budget {
-                try replaceBlock(cursor, table, key, with: block)
-                return
-            }
-            try env.check(mdb_cursor_del(cursor, 0))
-            // Full: split in two.
-            var keys: [UInt64] = []
-            guard block.withUnsafeBytes({ BlockView($0)?.keys(into: &keys) ?? false }) else { throw damagedBlock(table, key) }
-            let half = keys.count / 2
-            for part in [keys[..<half], keys[half...]] {
-                for piece in BlockWriter.blocks(part) { _ = try rawPutBlock(table, key, piece, flags: 0) }
-            }
-        }
-    }
-
-    /// Replaces the block the cursor is on with `block` (empty: none): deleted and added (LMDB's
-    /// `MDB_CURRENT` does not resize a sorted duplicate correctly).
-    private func replaceBlock(_ cursor: OpaquePointer?, _ table: Table, _ key: Bytes, with block: [UInt8]) throws {
-        let rc = mdb_cursor_del(cursor, 0)
-        if rc == MDB_MAP_FULL { throw MapFull() }
-        try env.check(rc)
-        if !block.isEmpty { _ = try rawPutBlock(table, key, block, flags: 0) }
+        _ = try edit(table, key, stored: stored, removing: false, number)  // false: filed already
     }
 
     /// The block of `key` whose first object key is the greatest not above `number` (the LMDB cursor left

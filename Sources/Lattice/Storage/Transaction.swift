@@ -253,7 +253,7 @@ final class Transaction {
 
     private func unsynchronizedFirstDuplicate<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
         let packing = packing(table)
-        if isSealed(table) || packing == .runs || (packing == .blocks && runWrites?.blocks[table.id]?.byKey[IndexKey(key)] != nil) {
+        if isSealed(table) || packing == .runs || (packing == .blocks && runWrites?.blocks[table.id]?.holds(IndexKey(key)) == true) {
             return try unsynchronizedCursor(table) { try body($0.seek(exactly: key)?.value) }
         }
         var k = mdbVal(key)
