@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,12 +13,19 @@ import Glibc
 /// open for reading, and the kernel forgets a process that dies. The writer then logs its changes and,
 /// after the commit, writes one byte.
 enum ChangeSignal {
-    /// The FIFO paths tried, in order.
+    /// The FIFO paths tried, in order; worked out once per database path (every commit asks, and
+    /// building them, the temporary directory's lookup above all, cost about 10,000 instructions).
     static func paths(for path: String) -> [String] {
+        if let known = knownPaths.withLock({ $0[path] }) { return known }
         let hash = String(KeyCodec.fnv1a64(Array(path.utf8)), radix: 16)
         let fallback = (NSTemporaryDirectory() as NSString).appendingPathComponent("lattice-\(hash).note")
-        return [path + ".note", fallback]
+        let paths = [path + ".note", fallback]
+        knownPaths.withLock { $0[path] = paths }
+        return paths
     }
+
+    /// `paths(for:)` by database path (one entry per file a process writes or observes).
+    private static let knownPaths = Mutex<[String: [String]]>([:])
 
     /// A write end of the FIFO when some process listens, else nil. Costs one failed `open` per path when
     /// nobody observes the file.
