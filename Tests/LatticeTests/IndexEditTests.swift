@@ -44,6 +44,28 @@ final class IndexEditTests: XCTestCase {
         model[i] = nil
     }
 
+    /// A write that outgrows a small map while it holds edited blocks replays them on the grown map:
+    /// nothing lost, nothing applied twice.
+    func testEditsReplayedWhenTheMapGrows() throws {
+        let db = makeTempDatabase("edits")
+        var model: [Int: Int] = [:]
+        let lattice = try Lattice(configuration: db.configuration([EditedEntry.self], initialMapSize: 64 << 10))
+        try lattice.write {
+            for i in 0..<3_000 {
+                try add(lattice, i, group: i % 5, into: &model)
+                if i % 4 == 3 { try delete(lattice, i - 2, from: &model) }
+                if i % 7 == 0, let entry = lattice.object(ofType: EditedEntry.self, forPrimaryKey: Self.name(i / 2)) {
+                    entry.group = (entry.group + 1) % 5
+                    model[i / 2] = entry.group
+                }
+            }
+        }
+        try check(lattice, model, "written", lookups: Array(0..<3_000))
+        XCTAssertEqual(lattice.verify(), [])
+        let reopened = try db.open([EditedEntry.self], readOnly: true)
+        try check(reopened, model, "reopened", lookups: Array(0..<3_000))
+    }
+
     /// Removals and insertions inside blocks, with every kind of read between them: the reads see the
     /// write's edits, and the edits after a read go on from what the read wrote.
     func testReadsInsideAWriteSeeItsIndexEdits() throws {
