@@ -102,6 +102,23 @@ final class QueryParserTests: QueryTestCase {
         XCTAssertEqual(try comparison("a == %@", Decimal(3)).rhs, .value(.decimal(3)))
     }
 
+    /// A predicate text lexed once is reused by every later filter with that text: the arguments, `%K`
+    /// key paths included, are still each call's own, and a malformed text fails every time.
+    func testTheSameTextWithOtherArgumentsAndKeyPaths() throws {
+        for value in ["x", "y", "x"] {
+            XCTAssertEqual(try comparison("a == %@", value).rhs, .value(.string(value)))
+        }
+        for name in ["name", "age", "name"] {
+            XCTAssertEqual(try comparison("%K == 1", name).lhs, .keyPath(QueryKeyPath(variable: nil, segments: [name], position: 1)))
+        }
+        for _ in 0..<2 { assertInvalid("age == == 1", contains: ["column 8"]) }
+        // More distinct texts than are kept: each still lexes to its own tokens.
+        for i in 0..<600 {
+            XCTAssertEqual(try comparison("a\(i) == \(i)").rhs, .value(.int(Int64(i))), "text \(i)")
+        }
+        XCTAssertEqual(try comparison("a0 == 0").lhs, .keyPath(QueryKeyPath(variable: nil, segments: ["a0"], position: 1)))
+    }
+
     func testKeyPathsCollectionOperatorsAndSubqueryParse() throws {
         XCTAssertEqual(try comparison("owner.name == 'Ann'").lhs,
                        .keyPath(QueryKeyPath(variable: nil, segments: ["owner", "name"], position: 1)))

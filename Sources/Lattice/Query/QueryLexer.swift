@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A token of the predicate language, with its 1-based column.
 struct QueryToken: Equatable {
@@ -35,14 +36,30 @@ struct QueryLexer {
     init(_ text: String) { scalars = Array(text.unicodeScalars) }
 
     static func tokenize(_ text: String) throws -> [QueryToken] {
+        let cacheable = text.utf8.count <= maxCachedLength
+        if cacheable, let known = known.withLock({ $0[text] }) { return known }
         var lexer = QueryLexer(text)
         var out: [QueryToken] = []
         while true {
             let token = try lexer.next()
             out.append(token)
-            if token.kind == .end { return out }
+            if token.kind == .end { break }
         }
+        if cacheable {
+            known.withLock {
+                if $0.count >= maxCached { $0.removeAll(keepingCapacity: true) }
+                $0[text] = out
+            }
+        }
+        return out
     }
+
+    /// The tokens of predicates lexed before (a program filters with the same few texts again and again:
+    /// the lookup costs a hash of the text, lexing it again ~1,500 instructions a character). Bounded:
+    /// emptied when full, so that texts made with values in them do not pile up.
+    private static let known = Mutex<[String: [QueryToken]]>([:])
+    private static let maxCached = 256
+    private static let maxCachedLength = 1_024
 
     private func peek(_ offset: Int = 0) -> Unicode.Scalar? {
         at + offset < scalars.count ? scalars[at + offset] : nil
