@@ -14,6 +14,9 @@ final class PropertyInfo {
     let kind: ValueKind
     /// Links and collections: their unmanaged values reference other objects.
     let holdsReferences: Bool
+    /// A single value in the record (a `_PersistableBase` type or its Optional), not a link, collection
+    /// or backlinks: worked out once, the casts cost more than the rest of binding a query term.
+    let isSingleValue: Bool
     /// The case-folded index (`f:Class.property`) of an indexed String property, for `==[c]` and `BEGINSWITH[c]`.
     var foldedIndexTable: Table?
     /// The index database (`i:Class.property`), for indexed properties other than an integer primary key.
@@ -40,6 +43,7 @@ final class PropertyInfo {
         self.valueType = field.accessor.valueType
         self.kind = ValueKind(valueType)
         self.holdsReferences = valueType._latticeObjectType != nil || valueType._latticeCollection != nil
+        self.isSingleValue = valueType is any _PersistableBase.Type || valueType is any _OptionalScalar.Type
     }
 
     var name: String { property.name }

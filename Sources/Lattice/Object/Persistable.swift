@@ -75,6 +75,10 @@ extension _Persistable {
     }
 }
 
+/// Marks the Optionals of single-value types (see `PropertyInfo.isSingleValue`).
+protocol _OptionalScalar {}
+extension Optional: _OptionalScalar where Wrapped: _PersistableBase {}
+
 /// A non-optional persistable type; its `Optional` is persistable too.
 public protocol _PersistableBase: _Persistable {
     /// Whether the payload may be empty (String, Data): then an optional's payload needs a marker byte.

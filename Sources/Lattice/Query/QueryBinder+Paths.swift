@@ -19,7 +19,7 @@ extension QueryBinder {
         if path.segments.isEmpty && path.variable == nil { throw fail("empty key path", path.position) }
         var cls = info
         var hops: [ResolvedPath.Hop] = []
-        let text = path.description
+        var text: String { path.description }
         for (i, name) in path.segments.enumerated() {
             let last = i == path.segments.count - 1
             guard let property = cls.property(named: name) else {
@@ -30,7 +30,7 @@ extension QueryBinder {
                     throw fail("'\(cls.name).\(name)' is a \(property.property.type), not a link, so key path '\(text)' cannot continue",
                                path.position)
                 }
-                return ResolvedPath(hops: hops, end: .scalar(column), endClass: cls, text: text)
+                return ResolvedPath(hops: hops, end: .scalar(column), endClass: cls, keyPath: path)
             }
             let type = property.property.type
             if type == .object || type == .linkingObjects {
@@ -54,7 +54,7 @@ extension QueryBinder {
                 }
                 hops.append(ResolvedPath.Hop(property: property, from: cls, to: target, kind: kind))
                 cls = target
-                if last { return ResolvedPath(hops: hops, end: .objects, endClass: cls, text: text) }
+                if last { return ResolvedPath(hops: hops, end: .objects, endClass: cls, keyPath: path) }
                 continue
             }
             guard let column = ScalarColumn(elementsOf: property) else {
@@ -64,9 +64,9 @@ extension QueryBinder {
                 throw fail("'\(cls.name).\(name)' is a \(property.property.description) of values, so key path '\(text)' cannot continue",
                            path.position)
             }
-            return ResolvedPath(hops: hops, end: .values(column), endClass: cls, text: text)
+            return ResolvedPath(hops: hops, end: .values(column), endClass: cls, keyPath: path)
         }
-        return ResolvedPath(hops: hops, end: .objects, endClass: cls, text: text)
+        return ResolvedPath(hops: hops, end: .objects, endClass: cls, keyPath: path)
     }
 
     /// A key path through to-one links only, ending on a single-value property (sort and distinct keys).

@@ -172,7 +172,7 @@ struct QueryBinder {
 
     func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
         let type = p.property.property.type
-        let name = "'\(info.name).\(p.name)' (\(type))"
+        var name: String { "'\(info.name).\(p.name)' (\(type))" }
         if op.isStringOperator && type != .string && type != .data {
             throw fail("\(op.rawValue) needs a String or Data property; \(name) is not one", position)
         }
@@ -190,18 +190,18 @@ struct QueryBinder {
     }
 
     /// A constant in the comparison form of a value of `type` (also aggregates: `dogs.@avg.age > 3`).
-    func convert(_ value: QueryValue, type: PropertyType, optional: Bool, name: String, _ options: QueryStringOptions,
+    func convert(_ value: QueryValue, type: PropertyType, optional: Bool, name: @autoclosure () -> String, _ options: QueryStringOptions,
                  _ position: Int) throws -> ScalarValue {
         func mismatch() -> LatticeError {
-            fail("type mismatch: '\(name)' is \(type)\(optional ? "?" : "") and cannot be compared with "
+            fail("type mismatch: '\(name())' is \(type)\(optional ? "?" : "") and cannot be compared with "
                 + "\(value) (\(value.typeName))", position)
         }
         if case let .text(text) = value {
             // Typed now that the property's type is known, then converted as that value would be.
             guard let typed = QueryTextArgument(text).value(as: type) else {
-                throw fail("type mismatch: '\(name)' is \(type)\(optional ? "?" : "") and \(value) is not a value of that type", position)
+                throw fail("type mismatch: '\(name())' is \(type)\(optional ? "?" : "") and \(value) is not a value of that type", position)
             }
-            return try convert(typed, type: type, optional: optional, name: name, options, position)
+            return try convert(typed, type: type, optional: optional, name: name(), options, position)
         }
         switch (value, type) {
         case (.null, _): return .null

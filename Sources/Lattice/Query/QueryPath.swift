@@ -32,7 +32,19 @@ struct ResolvedPath {
     let hops: [Hop]
     let end: End
     let endClass: ClassInfo
-    let text: String
+    /// How the path reads in messages and `explain()`, worked out when asked (every filter resolves its
+    /// paths; few print them).
+    var text: String { keyPath?.description ?? name }
+    private let keyPath: QueryKeyPath?
+    private let name: String
+
+    init(hops: [Hop], end: End, endClass: ClassInfo, text: String) {
+        (self.hops, self.end, self.endClass, keyPath, name) = (hops, end, endClass, nil, text)
+    }
+
+    init(hops: [Hop], end: End, endClass: ClassInfo, keyPath: QueryKeyPath) {
+        (self.hops, self.end, self.endClass, self.keyPath, name) = (hops, end, endClass, keyPath, "")
+    }
 
     /// True when a row may reach several leaves (quantifiers and collection operators apply).
     var toMany: Bool {

@@ -19,9 +19,10 @@ struct IndexScan {
     /// True when every key the scan yields satisfies its terms (no truncated or ambiguous key involved),
     /// so the terms need no re-check on the records.
     let exact: Bool
-    /// `Class.property`.
-    let name: String
     let label: Label
+
+    /// `Class.property`.
+    var name: String { property.qualifiedName }
 
     /// What `text` says, kept apart so that it is built only by `explain()` (an `IN` list may hold
     /// many values).

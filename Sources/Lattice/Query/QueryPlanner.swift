@@ -125,10 +125,8 @@ struct QueryPlanner {
         } else {
             return .unindexed
         }
-        let name = "\(info.name).\(p.name)"
         func make(_ shape: IndexScan.Shape, exact: Bool, _ label: IndexScan.Label) -> TermScan {
-            .scan(IndexScan(property: p, dbi: dbi, objectsDB: objectsDB, folded: folded, shape: shape, exact: exact, name: name,
-                            label: label))
+            .scan(IndexScan(property: p, dbi: dbi, objectsDB: objectsDB, folded: folded, shape: shape, exact: exact, label: label))
         }
         let optional = p.property.isOptional && !objectsDB
         // An encrypted file's index keys are keyed hashes: equal values still share a key, order is gone.
@@ -144,7 +142,8 @@ struct QueryPlanner {
                 guard let k = key(c, p, optional: optional) else { continue }
                 if !k.clean { exact = false }
                 let stored = hasher.map { $0.hash(k.bytes) } ?? k.bytes
-                if seen.insert(stored).inserted { keys.append(stored) }
+                // One value (the usual `==`) needs no set.
+                if term.constants.count == 1 || seen.insert(stored).inserted { keys.append(stored) }
             }
             if keys.isEmpty { return .impossible }
             return make(.keys(keys), exact: exact, .term(term))
@@ -322,7 +321,7 @@ struct QueryPlanner {
         }
         return IndexScan(property: first.property, dbi: first.dbi, objectsDB: first.objectsDB, folded: first.folded,
                          shape: .range(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive),
-                         exact: scans.allSatisfy(\.exact), name: first.name, label: .range(lower: lowerText, upper: upperText))
+                         exact: scans.allSatisfy(\.exact), label: .range(lower: lowerText, upper: upperText))
     }
 
     // MARK: Estimates

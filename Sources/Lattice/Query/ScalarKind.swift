@@ -4,8 +4,7 @@ enum ScalarKind: Equatable {
     case bool, integer, float, double, decimal, date, string, data, uuid, objectId
 
     init?(_ p: PropertyInfo) {
-        // Single values are `_PersistableBase` types or their Optionals; collections are neither.
-        guard p.valueType is any _PersistableBase.Type || p.valueType is any _OptionalScalar.Type else { return nil }
+        guard p.isSingleValue else { return nil }
         self.init(p.property)
     }
 
@@ -37,10 +36,6 @@ enum ScalarKind: Equatable {
     /// Ordered numerically.
     var isNumber: Bool { [.integer, .float, .double, .decimal].contains(self) }
 }
-
-/// Marks the Optionals of single-value types (see ``ScalarKind``).
-protocol _OptionalScalar {}
-extension Optional: _OptionalScalar where Wrapped: _PersistableBase {}
 
 /// A resolved scalar property: where its payload is and how to decode it.
 struct ScalarColumn {
