@@ -16,7 +16,8 @@ final class KeyedPerson: Object {
 
 /// Reads of objects whose model declares initial values (`KeyedPerson`) against the same reads of the
 /// read-paths model, which declares none (`ReadPerson`): `map` into structs over every object, and
-/// lookups by primary key. The two should cost the same.
+/// lookups by primary key. The two should cost the same. Also the lookup many programs write instead
+/// of `object(ofType:forPrimaryKey:)`: `filter("id == %@", key).first`.
 enum InitialValueReads {
     /// Fills a file with `people` as `KeyedPerson` and `ReadPerson`, times each read (median of 7
     /// passes) and prints them. Returns (name → seconds per pass, and nanoseconds per object).
@@ -51,6 +52,13 @@ enum InitialValueReads {
             }),
             ("by primary key, no initial values (Int64)", ids.count, {
                 ids.reduce(0) { $0 + Person(lattice.object(ofType: ReadPerson.self, forPrimaryKey: $1)!).score }
+            }),
+            // The lookup many programs write instead: a query, its first object.
+            ("by query, filter(\"id == %@\").first (UUID)", lookups.count, {
+                lookups.reduce(0) { $0 + person((try? keyed.filter("id == %@", $1))!.first!).score }
+            }),
+            ("by query, filter(\"id == %@\").first (Int64)", ids.count, {
+                ids.reduce(0) { $0 + Person((try? plain.filter("id == %@", $1))!.first!).score }
             }),
         ]
         var out: [String: Double] = [:]

@@ -341,7 +341,8 @@ struct QueryBinder {
         let optional = p.isOptional
         let marker = p.hasMarker
         let patterns: [[UInt8]?] = constants.map { if case let .bytes(b) = $0 { return b } else { return nil } }
-        let likePatterns = patterns.map { $0.map { Array(String(decoding: $0, as: UTF8.self).unicodeScalars) } ?? [] }
+        // Only LIKE reads the patterns as text (a UUID's bytes, say, are not UTF-8, and repairing them costs).
+        let likePatterns = op == .like ? patterns.map { $0.map { Array(String(decoding: $0, as: UTF8.self).unicodeScalars) } ?? [] } : []
         let caseInsensitive = options.contains(.caseInsensitive)
         let diacriticInsensitive = options.contains(.diacriticInsensitive)
         // A long `IN` list: one hash lookup per row instead of a pass over the list.

@@ -354,7 +354,7 @@ struct QueryParser {
                 + "argument\(arguments.count == 1 ? " was" : "s were") given")
         }
         let value = arguments[index]
-        let which = "argument \(index + 1)"
+        var which: String { "argument \(index + 1)" }
         switch format {
         case "K":
             guard let text = value.flatMap({ $0 as? String }) else {
@@ -396,6 +396,7 @@ struct QueryParser {
     /// (List, MutableSet, LinkingObjects, Results: their elements; Map: its values). The elements of a
     /// list are single values: a collection inside a collection is an error.
     static func expression(fromArgument argument: Any?) throws -> QueryExpression {
+        if let argument, let single = exactScalar(argument) { return .value(single) }
         guard let argument, !isNilValue(argument) else { return .value(.null) }
         let value = unwrapAny(argument)
         if let single = try scalar(value) { return .value(single) }
@@ -418,8 +419,25 @@ struct QueryParser {
         })
     }
 
+    /// A value of one of the usual argument types, told by its exact type (neither an Optional nor
+    /// NSNull, then): most arguments are, and the casts of `scalar` cost a few hundred instructions each
+    /// when they fail.
+    private static func exactScalar(_ value: Any) -> QueryValue? {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(Int.self), let v = value as? Int { return .int(Int64(v)) }
+        if type == ObjectIdentifier(String.self), let v = value as? String { return .string(v) }
+        if type == ObjectIdentifier(Int64.self), let v = value as? Int64 { return .int(v) }
+        if type == ObjectIdentifier(UUID.self), let v = value as? UUID { return .uuid(v) }
+        if type == ObjectIdentifier(Double.self), let v = value as? Double { return .double(v) }
+        if type == ObjectIdentifier(Bool.self), let v = value as? Bool { return .bool(v) }
+        if type == ObjectIdentifier(Date.self), let v = value as? Date { return .date(v) }
+        if type == ObjectIdentifier(ObjectId.self), let v = value as? ObjectId { return .objectId(v) }
+        return nil
+    }
+
     /// A single value (not nil): nil for collections and sequences.
     private static func scalar(_ value: Any) throws -> QueryValue? {
+        if let single = exactScalar(value) { return single }
         switch value {
         case let v as Object: return .object(.init(object: v))
         case let v as Bool: return .bool(v)
