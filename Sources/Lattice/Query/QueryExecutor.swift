@@ -38,6 +38,13 @@ struct QueryExecutor {
             }
             return out
         case let .index(scan):
+            if limit == 1, test == nil, case let .keys(keys) = scan.shape, keys.count == 1 {
+                // The first object of one key (`filter("id == %@", x).first`): one lookup, no cursor.
+                return try keys[0].withUnsafeBytes { k in
+                    if scan.objectsDB { return try txn.get(scan.dbi, k) { $0 == nil ? [] : [KeyCodec.int(k)] } }
+                    return try txn.withFirstDuplicate(scan.dbi, k) { $0.map { [KeyCodec.int($0)] } ?? [] }
+                }
+            }
             var out: [Int64] = []
             try QueryExecutor.walkKeys(scan, txn) { cursor in
                 if scan.objectsDB {
