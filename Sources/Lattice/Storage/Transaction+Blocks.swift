@@ -66,7 +66,7 @@ final class PendingBlocks {
 
 /// An index key as a dictionary key. Keys of up to 16 bytes (numbers, dates, short strings: most indexed
 /// values) are held in two words, zero-padded, so that a lookup allocates nothing; longer ones in an
-/// array. Hashed as words, or one run of bytes (an array of bytes hashes byte by byte).
+/// array. Hashed as one run of bytes (an array of bytes hashes byte by byte).
 struct IndexKey: Hashable {
     private let count: Int
     private let low: UInt64
@@ -92,13 +92,7 @@ struct IndexKey: Hashable {
     }
 
     func hash(into hasher: inout Hasher) {
-        hasher.combine(count)
-        if let long {
-            long.withUnsafeBytes { hasher.combine(bytes: $0) }
-        } else {
-            hasher.combine(low)
-            hasher.combine(high)
-        }
+        withBytes { hasher.combine(bytes: $0) }
     }
 }
 
