@@ -19,7 +19,8 @@ struct PendingBlock {
 struct EditedBlock {
     /// The block as the table holds it (its first object key names the edit).
     let stored: [UInt8]
-    /// The block as it is to be stored (empty: no key left; over `Blocks.budget`: split when written).
+    /// The block as it is to be stored (empty: no key left). Never over `Blocks.budget`: an edit that
+    /// outgrows it is written at once (see `Transaction.edit`).
     var current: [UInt8]
 }
 
