@@ -78,6 +78,10 @@ extension Lattice {
             } else {
                 try objects.delete(txn, key: objectKey)
             }
+            // A new object of a class keyed by its sequence has a key above every key ever stored: its
+            // index entries go last under their index keys too (a new key with no search for its place,
+            // an old one at the end of its last block). Only a hint: a key that is not last is placed.
+            let filedLast = appended || (old == nil && !info.keyedByPrimaryKey)
             // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's array,
             // so the writes below cannot move them.
             try withRecordView(old) { before in
@@ -88,7 +92,7 @@ extension Lattice {
                         if let table = p.indexTable {
                             let index = IndexTable(table: table)
                             if let was { try withIndexKey(p, payload: was) { try index.remove(txn, indexKey: $0, objectKey: objectKey) } }
-                            if let now { try withIndexKey(p, payload: now) { try index.add(txn, indexKey: $0, objectKey: objectKey, last: appended) } }
+                            if let now { try withIndexKey(p, payload: now) { try index.add(txn, indexKey: $0, objectKey: objectKey, last: filedLast) } }
                         } else {
                             linksChanged = true
                             if let was, let target = linkedKey(was) {
@@ -100,7 +104,7 @@ extension Lattice {
                             if let now, let target = linkedKey(now) { try adjustBacklink(p, source: key, target: target, by: 1) }
                         }
                     }
-                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: appended, txn)
+                    try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: filedLast, txn)
                     if old == nil {
                         write.changes.record(info.name, key: key, .inserted)
                     } else if after == nil {
