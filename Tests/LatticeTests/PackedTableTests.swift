@@ -411,6 +411,36 @@ final class PackedTableTests: XCTestCase {
         try assertRunsWithinBudget(db, "o:PackedNote")
     }
 
+    /// Lookups between adds by ascending keys: the key just added (in the run the write holds in memory),
+    /// one above it (none), keys of runs the table holds already and of earlier writes.
+    func testLookupsBetweenAscendingAddsSeeEveryKey() throws {
+        let db = makeTempDatabase("packed")
+        let lattice = try db.open([PackedNote.self])
+        try lattice.write {
+            for id in [-50, -20] {
+                let note = PackedNote()
+                note.id = id
+                note.text = "old \(id)"
+                try lattice.add(note)
+            }
+        }
+        try lattice.write {
+            for id in 0..<3_000 {
+                XCTAssertNil(lattice.object(ofType: PackedNote.self, forPrimaryKey: id), "\(id) before it is added")
+                let note = PackedNote()
+                note.id = id
+                note.text = text(40 + id % 200, id)
+                try lattice.add(note)
+                XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: id)?.text, note.text, "\(id) just added")
+                XCTAssertNil(lattice.object(ofType: PackedNote.self, forPrimaryKey: id + 1), "\(id + 1) above every key")
+                XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: id / 3)?.id, id / 3, "\(id / 3) added before")
+                XCTAssertEqual(lattice.object(ofType: PackedNote.self, forPrimaryKey: -20)?.text, "old -20", "an earlier write's")
+            }
+        }
+        XCTAssertEqual(lattice.objects(PackedNote.self).count, 3_002)
+        XCTAssertEqual(lattice.verify(), [])
+    }
+
     /// A write that outgrows a small map several times over replays its packed writes on the grown map:
     /// nothing lost, nothing applied twice.
     func testAWriteThatGrowsTheMapKeepsEveryRecord() throws {

@@ -90,7 +90,15 @@ extension Transaction {
     func runGet<R>(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> R) throws -> R {
         guard key.count == 8 else { return try body(nil) }
         guard isWrite else { return try body(runLookup(try readCursor(table), table, key)) }
-        try storingPending { try storeTail(table) }
+        // The tail run (in memory) holds the table's largest keys: a key above it is in no run, and one
+        // below it in a run the table holds. Only a key within it needs the tail written first (adding
+        // objects by ascending keys looks each new key up before adding it).
+        let tail = runWrites?.tails.modify(table.id) { $0.writer.count > 0 ? ($0.writer.firstKey, $0.writer.lastKey) : nil }
+        if let (first, last) = tail ?? nil {
+            let number = Runs.number(key)
+            if number > last { return try body(nil) }
+            if number >= first { try storingPending { try storeTail(table) } }
+        }
         // The transaction's cursor: a lookup near the last one searches that page only.
         return try body(runLookup(try writeCursor(table), table, key))
     }
