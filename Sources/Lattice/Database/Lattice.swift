@@ -714,7 +714,11 @@ public final class Lattice {
     /// not look up the metadata of `Element?` on every call.
     func classEnd(_ type: Object.Type, _ info: ClassInfo, first: Bool) -> Object? {
         reading("the objects of '\(info.name)'") { txn in
-            try txn.withEnd(info.objectsTable, last: !first) { entry in
+            if txn.lendsEnds(info.objectsTable) {
+                guard let end = try txn.lentEnd(info.objectsTable, last: !first) else { return nil }
+                return materialize(type, info, key: Runs.withKey(end.number, KeyCodec.int), bytes: end.value, in: txn)
+            }
+            return try txn.withEnd(info.objectsTable, last: !first) { entry in
                 entry.map { materialize(type, info, key: KeyCodec.int($0.key), bytes: $0.value, in: txn) }
             }
         }

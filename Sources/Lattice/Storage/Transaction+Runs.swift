@@ -130,6 +130,22 @@ extension Transaction {
     }
 
     private func runEnd<R>(_ table: Table, last: Bool, _ body: (Cursor.Entry?) throws -> R) throws -> R {
+        guard let (number, value) = try lentRunEnd(table, last: last) else { return try body(nil) }
+        return try Runs.withKey(number) { try body(($0, value)) }
+    }
+
+    /// Whether `lentEnd` can read `table`'s ends here: a read transaction, a table packed in runs.
+    func lendsEnds(_ table: Table) -> Bool { !isWrite && packing(table) == .runs }
+
+    /// The first (or, with `last`, the last) entry of `table` (see `lendsEnds`), nil when it has none:
+    /// its key as a number and its value where the map holds it, valid while the snapshot is open. No
+    /// closure: `first` and `last` of a class pass no context through generic code.
+    func lentEnd(_ table: Table, last: Bool) throws -> (number: UInt64, value: Bytes)? {
+        if let lock = sharedLock { return try lock.withLock { try lentRunEnd(table, last: last) } }
+        return try lentRunEnd(table, last: last)
+    }
+
+    private func lentRunEnd(_ table: Table, last: Bool) throws -> (number: UInt64, value: Bytes)? {
         let cursor = try readCursor(table)
         var k = MDB_val()
         var v = MDB_val()
@@ -138,7 +154,7 @@ extension Transaction {
         if rc == 0, try Runs.isCountEntry(k, env: env, table: table) {
             rc = last ? MDB_NOTFOUND : mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
         }
-        if rc == MDB_NOTFOUND { return try body(nil) }
+        if rc == MDB_NOTFOUND { return nil }
         try env.check(rc)
         try ValueBounds.check(key: k, value: v, pageSize: pageSize, env)
         let runKey = Runs.number(bytes(k))
@@ -146,7 +162,7 @@ extension Transaction {
               let sealed = view.entry(last ? view.count - 1 : 0) else {
             throw Runs.malformed(table, runKey, env)
         }
-        return try Runs.withKey(key) { try body(($0, try Cursor.opened(table, $0, sealed, env))) }
+        return (key, try Runs.withKey(key) { try Cursor.opened(table, $0, sealed, env) })
     }
 
     /// The number of entries of a packed table.
