@@ -145,7 +145,8 @@ extension Transaction {
     func blockRemove(_ table: Table, _ key: Bytes, _ value: Bytes) throws -> Bool {
         try storeBlock(table, key)
         if value.isEmpty {
-            if let all = runWrites?.blocks[table.id], !all.edits.isEmpty { try storeEdits(table, IndexKey(key), all) }
+            // Every block of the key goes, as stored: its edits are dropped, not written.
+            if let all = runWrites?.blocks[table.id], !all.edits.isEmpty { _ = all.takeEdits(of: IndexKey(key)) }
             var k = mdbVal(key)
             let rc = mdb_del(txn, table.id, &k, nil)
             if rc == MDB_MAP_FULL { throw MapFull() }

@@ -124,13 +124,8 @@ extension Transaction {
     /// The first (or, with `last`, the last) entry of `table`, nil when it has none, passed to `body`. A
     /// read transaction reads a packed table's end through its lookup cursor: no cursor to open, no walk.
     func withEnd<R>(_ table: Table, last: Bool, _ body: (Cursor.Entry?) throws -> R) throws -> R {
-        guard !isWrite, packing(table) == .runs else { return try withCursor(table) { try body(last ? $0.last() : $0.first()) } }
-        if let lock = sharedLock { return try lock.withLock { try runEnd(table, last: last, body) } }
-        return try runEnd(table, last: last, body)
-    }
-
-    private func runEnd<R>(_ table: Table, last: Bool, _ body: (Cursor.Entry?) throws -> R) throws -> R {
-        guard let (number, value) = try lentRunEnd(table, last: last) else { return try body(nil) }
+        guard lendsEnds(table) else { return try withCursor(table) { try body(last ? $0.last() : $0.first()) } }
+        guard let (number, value) = try lentEnd(table, last: last) else { return try body(nil) }
         return try Runs.withKey(number) { try body(($0, value)) }
     }
 
