@@ -69,7 +69,7 @@ extension Lattice {
         }
         let record = old.withBytes { replacing(RecordView($0), in: info, with: payloads) }
         try store(info, key: object._key, record: record, old: old, txn)  // replaced embedded objects go with their slots
-        for (p, collection) in collections { try collection._latticeDidAdd(object, column: p.column) }
+        for (p, collection) in collections { try collection._latticeDidAdd(object, column: p.column, replacing: true) }
     }
 
     /// Sets properties of the managed object `object` from values as `create` takes them (nested values

@@ -236,14 +236,21 @@ extension Lattice {
         var record: [UInt8] = []
         record.reserveCapacity(160)
         try encode(object, info, stamp: stamp, into: &record)
-        try store(info, key: key, record: record, old: old, txn)
+        // A new key (from the sequence, or an integer primary key no object has) is put as new: one
+        // above every stored key is appended, and its index entries go last.
+        guard try store(info, key: key, record: record, old: old, txn, newKey: old == nil) else {
+            throw LatticeError.corruptFile(path: env.path, reason: "object key \(key) of '\(info.name)' is stored although no object has it.")
+        }
         object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)
+        // A new object has no stored collection entries (deleting an object deletes its entries), so
+        // its collections only insert; an updated one replaces its entries.
+        let replacing = old != nil
         if info.type == DynamicObject.self {
-            try unsafeDowncast(object, to: DynamicObject.self).didAdd(info)
+            try unsafeDowncast(object, to: DynamicObject.self).didAdd(info, replacing: replacing)
             return key
         }
         for p in info.columns where p.property.collection != nil {
-            try p.accessor.didAdd(at: base + p.offset, owner: object, column: p.column)
+            try p.accessor.didAdd(at: base + p.offset, owner: object, column: p.column, replacing: replacing)
         }
         for p in info.columns where p.holdsReferences {
             p.accessor.releaseUnmanagedValue(at: UnsafeMutableRawPointer(mutating: base) + p.offset)

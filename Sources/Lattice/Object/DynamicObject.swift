@@ -101,10 +101,10 @@ public final class DynamicObject: Object {
 
     /// Stores the collections of this just-added object, then drops the unmanaged values (they may
     /// reference other objects).
-    func didAdd(_ info: ClassInfo) throws {
+    func didAdd(_ info: ClassInfo, replacing: Bool) throws {
         for p in info.columns where p.property.collection != nil {
             guard let value = unmanagedValues[p.name], let collection = p.valueType.castAny(value) else { continue }
-            try collection._latticeDidAdd(self, column: p.column)
+            try collection._latticeDidAdd(self, column: p.column, replacing: replacing)
         }
         unmanagedValues = [:]
         unmanagedClass = nil

@@ -36,8 +36,9 @@ public protocol _Persistable {
     static func _latticeSet(_ owner: Object, column: Int, _ value: Self)
     /// Appends the record payload of a value being added; a link first adds its unmanaged target.
     func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws
-    /// Called once the object holding this value was added: collections store their elements here.
-    func _latticeDidAdd(_ owner: Object, column: Int) throws
+    /// Called once the object holding this value was added: collections store their elements here,
+    /// replacing the stored ones when `replacing` (an update of a stored object; a new object has none).
+    func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws
     /// Decodes a collection element (object elements are materialized through the handle).
     static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self
     /// The linked class, for links and collections of objects.
@@ -58,7 +59,7 @@ extension _Persistable {
     /// The plain payload.
     public func _latticeEncode(into out: inout [UInt8], adding lattice: Lattice) throws { _latticeEncode(into: &out) }
     /// Nothing to store outside the record.
-    public func _latticeDidAdd(_ owner: Object, column: Int) throws {}
+    public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {}
     /// The plain payload.
     public static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self { _latticeDecode(payload) }
     /// Not a link.

@@ -156,7 +156,7 @@ protocol PersistedField: SendableMetatype {
     static var columnOffset: Int { get }
     static func encode(at field: UnsafeRawPointer, into out: inout [UInt8], adding lattice: Lattice) throws
     /// Runs the value's after-add hook (collections store their elements).
-    static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int) throws
+    static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int, replacing: Bool) throws
     static func value(at field: UnsafeRawPointer) -> Any?
     /// Sets a dynamically typed value; false when its type is wrong.
     static func set(at field: UnsafeMutableRawPointer, _ value: Any) -> Bool
@@ -193,8 +193,8 @@ extension Persisted: PersistedField {
         try field.assumingMemoryBound(to: Value.self).pointee._latticeEncode(into: &out, adding: lattice)
     }
 
-    static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int) throws {
-        try field.assumingMemoryBound(to: Value.self).pointee._latticeDidAdd(owner, column: column)
+    static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int, replacing: Bool) throws {
+        try field.assumingMemoryBound(to: Value.self).pointee._latticeDidAdd(owner, column: column, replacing: replacing)
     }
 
     static func value(at field: UnsafeRawPointer) -> Any? {

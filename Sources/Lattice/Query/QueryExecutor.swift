@@ -60,8 +60,8 @@ struct QueryExecutor {
                 }
                 return true
             }
-            if !scan.objectsDB, let test { out = try out.filter { try matches($0, test) } }
             out.sort()
+            if !scan.objectsDB, let test { out = try matching(out, test) }
             return out
         case let .backlinks(scan, hops):
             guard let end = hops.last?.to else { return [] }
@@ -73,12 +73,25 @@ struct QueryExecutor {
                 }
                 keys = sources
             }
-            return try keys.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
+            return try test.map { try matching(keys.sorted(), $0) } ?? keys.sorted()
         case let .union(parts):
             var all = Set<Int64>()
             for part in parts { all.formUnion(try unchecked(part)) }
-            return try all.sorted().filter { key in try test.map { try matches(key, $0) } ?? true }
+            return try test.map { try matching(all.sorted(), $0) } ?? all.sorted()
         }
+    }
+
+    /// The keys (ascending) whose stored records pass `test`, read through one cursor moving forward:
+    /// keys near each other are found in the run already read instead of by a search from the root each.
+    private func matching(_ keys: [Int64], _ test: RowTest) throws -> [Int64] {
+        var out: [Int64] = []
+        try txn.withCursor(info.objectsTable) { cursor in
+            for key in keys {
+                let entry = try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }
+                if let view = entry.flatMap({ RecordView($0.value) }), test(view, context(key)) { out.append(key) }
+            }
+        }
+        return out
     }
 
     /// Whether the stored record of `key` passes `test`.

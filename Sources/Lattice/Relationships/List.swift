@@ -330,10 +330,10 @@ extension List: _PersistableCollection {
         target.replaceSubrange(0..<target.count, with: Array(value))
     }
     /// Stores this unmanaged list's elements as the new owner's list.
-    public func _latticeDidAdd(_ owner: Object, column: Int) throws {
+    public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = ListStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
-        try store.removeAll()
+        if replacing { try store.removeAll() }
         try store.insert(values.map(managed.encode), at: 0)
     }
 }

@@ -228,10 +228,10 @@ extension Map: _PersistableCollection {
         for entry in entries { target[entry.key] = entry.value }
     }
     /// Stores this unmanaged map's entries as the new owner's map.
-    public func _latticeDidAdd(_ owner: Object, column: Int) throws {
+    public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = MapStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
-        try store.removeAll()
+        if replacing { try store.removeAll() }
         for (key, value) in storage { try store.set(key._mapKeyString, payload: try managed.encode(value)) }
     }
 }

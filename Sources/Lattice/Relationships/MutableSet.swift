@@ -198,10 +198,10 @@ extension MutableSet: _PersistableCollection {
         target.formUnion(elements)
     }
     /// Stores this unmanaged set's elements as the new owner's set.
-    public func _latticeDidAdd(_ owner: Object, column: Int) throws {
+    public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = SetStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
-        try store.removeAll()
+        if replacing { try store.removeAll() }
         for element in values {
             let payload = try managed.encode(element)
             try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload)

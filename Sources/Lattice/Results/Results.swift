@@ -91,7 +91,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     private var isWholeClass: Bool { cache.wholeClass }
 
     /// The first object, or nil: one object read (the first entry of the class's table for all objects of
-    /// a class), never a batch.
+    /// a class, one end of the index for a whole class sorted by an indexed property), never a batch.
     public var first: Element? { end(first: true) }
 
     /// The last object, or nil: one object read, as ``first``.
@@ -104,7 +104,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             guard let object = lattice.classEnd(Element.self, info, first: first) else { return nil }
             return unsafeDowncast(object, to: Element.self)
         }
-        guard let key = first ? firstKey(info) : keys().last else { return nil }
+        guard let key = sortedEnd(info, first: first) ?? (first ? firstKey(info) : keys().last) else { return nil }
         // `materializeReading` creates an instance of `Element.self`.
         return unsafeDowncast(lattice.materializeReading(Element.self, info, key: key), to: Element.self)
     }
@@ -119,6 +119,19 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         }
         if let known { return known == 0 }
         return firstKey(info) == nil
+    }
+
+    /// The key of the first or last object of a whole class sorted by one indexed property, from an end
+    /// of its index (see `ResultsOrdering.indexEnd`); nil when that cannot tell.
+    private func sortedEnd(_ info: ClassInfo, first: Bool) -> Int64?? {
+        guard case .all = source, query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
+              let column = keys[0].path.rootColumn, !lattice.synchronized({ cache.isCurrent(lattice, info) }) else { return nil }
+        let ascending = keys[0].ascending
+        // Ties keep object-key order either way: the first object sorted descending is the first of the
+        // highest value's objects.
+        return lattice.reading("the objects of '\(info.name)'") { txn in
+            try ResultsOrdering.indexEnd(info, column, low: first == ascending, lastOfTies: !first, skippingNil: false, txn)
+        }
     }
 
     /// The key of the first object, evaluating no more than needed: the cached keys when current; for

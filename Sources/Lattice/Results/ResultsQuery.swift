@@ -11,6 +11,11 @@ struct ResultsQuery {
         /// Key paths through to-one links only, ending on a single-value property.
         case sort([(path: ResolvedPath, ascending: Bool)])
         case distinct([ResolvedPath])
+
+        var isDistinct: Bool {
+            if case .distinct = self { return true }
+            return false
+        }
     }
 }
 
@@ -103,7 +108,7 @@ extension Results {
     /// The count when it needs no record: all objects, or an exact index scan. nil otherwise.
     func countWithoutReading(_ info: ClassInfo, _ txn: Transaction) throws -> Int? {
         if case .collection = source { return nil }
-        if query.ops.contains(where: { if case .distinct = $0 { return true } else { return false } }) { return nil }
+        if query.ops.contains(where: \.isDistinct) { return nil }
         if query.bound == nil { return try txn.count(info.objectsTable) }
         let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
         if case .none = plan.access { return 0 }
@@ -257,6 +262,51 @@ enum ResultsOrdering {
             }
         }
         return out
+    }
+
+    /// The object at one end of a whole class ordered by `column` (as `walkIndex` orders it), read
+    /// from an end of its index (or of the object table, for an integer primary key) without walking
+    /// the rest. `low` asks for the object the ascending order puts first (the first of equal values,
+    /// or the last of them with `lastOfTies`), otherwise the one it puts last (the first of equal
+    /// values unless `lastOfTies`). With `skippingNil` the nil values do not count. nil when the ends
+    /// cannot tell: no index, an encrypted file's hashed keys, NaN in the index (NaN keys lie at both
+    /// ends, by sign bit, but sort first), or a string key standing for several values. `.some(nil)`
+    /// when no object (with a value) is left.
+    static func indexEnd(_ info: ClassInfo, _ column: ScalarColumn, low: Bool, lastOfTies: Bool, skippingNil: Bool,
+                         _ txn: Transaction) throws -> Int64?? {
+        let property = column.property
+        if info.keyedByPrimaryKey && property === info.primaryKey {
+            return try txn.withCursor(info.objectsTable) { cursor in try (low ? cursor.first() : cursor.last()).map { KeyCodec.int($0.key) } }
+        }
+        guard let dbi = property.indexTable, !txn.isEncrypted else { return nil }
+        let optional = property.property.isOptional
+        let floating = QueryPlanner.hasFloatingKeys(property)
+        func ambiguous(_ key: Bytes) -> Bool {
+            column.kind == .string && (key.count >= FileLayout.maxIndexKey || (!optional && key.elementsEqual([0])))
+        }
+        func isNaN(_ key: Bytes) -> Bool { floating && QueryPlanner.isNaNKey(Array(key), optional: optional) }
+        func isNil(_ key: Bytes) -> Bool { optional && key.elementsEqual([0]) }
+        return try txn.withCursor(dbi) { cursor -> Int64?? in
+            guard let last = try cursor.last() else { return .some(nil) }
+            if isNaN(last.key) { return nil }
+            if skippingNil && isNil(last.key) { return .some(nil) }  // nil values only
+            // Lent bytes: what the high end's key tells is kept before the cursor moves.
+            let highKey = Array(last.key), highAmbiguous = ambiguous(last.key)
+            guard var first = try cursor.first() else { return .some(nil) }
+            if skippingNil && isNil(first.key) {
+                guard let next = try cursor.nextKey() else { return .some(nil) }
+                first = next
+            }
+            if isNaN(first.key) { return nil }
+            if low {
+                if ambiguous(first.key) { return nil }
+                if lastOfTies, let tie = try cursor.lastDuplicate() { first = tie }
+                return .some(KeyCodec.int(first.value))
+            }
+            if highAmbiguous { return nil }
+            let end = try lastOfTies ? cursor.last() : highKey.withUnsafeBytes { try cursor.seek(exactly: $0) }
+            return .some(end.map { KeyCodec.int($0.value) })
+        }
     }
 }
 

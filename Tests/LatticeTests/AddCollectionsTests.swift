@@ -1,0 +1,69 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+/// A model keyed by an integer primary key with a collection of each kind and an index.
+final class Shelf: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var floor = 0
+    @Persisted var books: List<String>
+    @Persisted var labels: MutableSet<String>
+    @Persisted var counts: Map<String, Int>
+}
+
+/// Adding an object stores its collections: a new object only inserts its entries (it has none
+/// stored), an update (`add(_:update:)` of a stored primary key) replaces the stored ones, and an
+/// object deleted and added again under the same key has only its new entries. New objects of any
+/// key order keep the index right.
+final class AddCollectionsTests: XCTestCase {
+    private func shelf(_ id: Int, floor: Int, _ entries: [String]) -> Shelf {
+        let shelf = Shelf()
+        shelf.id = id
+        shelf.floor = floor
+        shelf.books.append(objectsIn: entries)
+        shelf.labels.insert(objectsIn: entries)
+        for (i, entry) in entries.enumerated() { shelf.counts[entry] = i }
+        return shelf
+    }
+
+    private func assertShelf(_ lattice: Lattice, _ id: Int, _ entries: [String], _ label: String, line: UInt = #line) {
+        guard let shelf = lattice.object(ofType: Shelf.self, forPrimaryKey: id) else { return XCTFail("\(label): no shelf \(id)", line: line) }
+        XCTAssertEqual(Array(shelf.books), entries, label, line: line)
+        XCTAssertEqual(Set(shelf.labels), Set(entries), label, line: line)
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: shelf.counts.map { ($0.key, $0.value) }),
+                       Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($0.element, $0.offset) }), label, line: line)
+    }
+
+    func testNewUpdatedAndReaddedObjectsStoreTheirCollections() throws {
+        let configuration = makeTempDatabase("addcollections").configuration([Shelf.self])
+        do {
+            let lattice = try Lattice(configuration: configuration)
+            // Keys descending, ascending and between others: index entries filed in every position.
+            try lattice.write {
+                for id in [50, 40, 60, 45, 70, 10] { try lattice.add(shelf(id, floor: id % 2, id == 45 ? [] : ["s\(id)", "t\(id)"])) }
+            }
+            try lattice.write {
+                try lattice.add(shelf(60, floor: 1, ["new"]), update: .modified)
+                try lattice.add(shelf(70, floor: 0, []), update: .all)
+                try lattice.delete(try XCTUnwrap(lattice.object(ofType: Shelf.self, forPrimaryKey: 40)))
+                try lattice.add(shelf(40, floor: 1, ["again"]))
+                try lattice.add(shelf(80, floor: 0, ["x", "y"]))
+                try lattice.delete(try XCTUnwrap(lattice.object(ofType: Shelf.self, forPrimaryKey: 80)))
+                try lattice.add(shelf(80, floor: 0, ["z"]))
+                assertShelf(lattice, 80, ["z"], "deleted and added again in one write")
+            }
+        }
+        let lattice = try Lattice(configuration: configuration)
+        assertShelf(lattice, 50, ["s50", "t50"], "new")
+        assertShelf(lattice, 45, [], "new, empty")
+        assertShelf(lattice, 10, ["s10", "t10"], "new, below the others")
+        assertShelf(lattice, 60, ["new"], "updated: entries replaced")
+        assertShelf(lattice, 70, [], "updated: entries removed")
+        assertShelf(lattice, 40, ["again"], "deleted, then added again")
+        assertShelf(lattice, 80, ["z"], "deleted and added again in one write")
+        let shelves = lattice.objects(Shelf.self)
+        XCTAssertEqual(try shelves.filter("floor == 0").map(\.id), [10, 50, 70, 80])
+        XCTAssertEqual(try shelves.filter("floor == 1").map(\.id), [40, 45, 60])
+        XCTAssertEqual(lattice.verify(), [])
+    }
+}
