@@ -48,6 +48,8 @@ final class IndexEndTests: XCTestCase {
                 XCTAssertEqual(fast.last?.id, slow.last?.id, "\(label): last sorted by \(indexed) ascending \(ascending)")
                 XCTAssertEqual(fast.first?.id, Array(fast).first?.id, "\(label): first of \(indexed) as the whole order has it")
                 XCTAssertEqual(fast.last?.id, Array(fast).last?.id, "\(label): last of \(indexed) as the whole order has it")
+                XCTAssertEqual(slow.first?.id, Array(slow).first?.id, "\(label): first of \(plain) as the whole order has it")
+                XCTAssertEqual(slow.last?.id, Array(slow).last?.id, "\(label): last of \(plain) as the whole order has it")
             }
         }
         for (indexed, plain) in [("when", "plainWhen"), ("optWhen", "plainOptWhen")] {
@@ -119,6 +121,39 @@ final class IndexEndTests: XCTestCase {
         let reopened = try Lattice(configuration: configuration)
         try check(reopened, "reopened")
         XCTAssertEqual(reopened.verify(), [])
+    }
+
+    /// Sorted results that are not a whole class by one indexed property find their first and last object
+    /// in one pass over the sort values: a List's objects (ties in list order, duplicates included) and
+    /// filtered objects, by one key or two.
+    func testFirstAndLastOfSortedListsAndFilters() throws {
+        let lattice = try Lattice(configuration: makeTempDatabase("ends").configuration([Owner.self, Pet.self, Address.self]))
+        let owner = Owner()
+        var rng = SplitMix64(state: 3)
+        try lattice.write {
+            for _ in 0..<60 {
+                let pet = Pet()
+                pet.name = "p\(rng.next() % 7)"
+                pet.age = Int(rng.next() % 5)
+                owner.dogs.append(pet)
+            }
+            try lattice.add(owner)
+            for i in [3, 40, 7] { owner.dogs.append(owner.dogs[i]) }
+        }
+        for keys in [[("age", true)], [("age", false)], [("name", true), ("age", false)], [("name", false), ("age", true)]] {
+            let descriptors = keys.map { SortDescriptor(keyPath: $0.0, ascending: $0.1) }
+            let sources: [(String, () throws -> Results<Pet>)] = [
+                ("list", { try owner.dogs.sorted(by: descriptors) }),
+                ("filter", { try lattice.objects(Pet.self).filter("age >= 1").sorted(by: descriptors) }),
+                ("list filter", { try owner.dogs.filter("age <= 3").sorted(by: descriptors) }),
+            ]
+            for (label, results) in sources {
+                let all = Array(try results())
+                XCTAssertEqual(try results().first?._key, all.first?._key, "\(label) \(keys): first")
+                XCTAssertEqual(try results().last?._key, all.last?._key, "\(label) \(keys): last")
+            }
+        }
+        XCTAssertNil(try owner.dogs.filter("age > 10").sorted(byKeyPath: "name").first, "nothing left")
     }
 
     func testEndsOfIndexesWithoutNaN() throws {

@@ -409,7 +409,10 @@ extension QueryDifferentialTests {
                 results = try results.filter(text, argumentArray: args)
                 filtered = all.filter(g.eval)
             }
-            let sorted = try results.sorted(by: chosen.map { SortDescriptor(keyPath: $0.0.0, ascending: $0.1) })
+            let descriptors = chosen.map { SortDescriptor(keyPath: $0.0.0, ascending: $0.1) }
+            let sorted = try results.sorted(by: descriptors)
+            // `first` and `last` of fresh results find their object without sorting (an index end or one pass).
+            let (first, last) = (try results.sorted(by: descriptors).first?.id, try results.sorted(by: descriptors).last?.id)
             if sorted.explain().contains("walk") { walks += 1 }
             let expected = filtered.enumerated().sorted { a, b in
                 for ((_, compare), ascending) in chosen {
@@ -419,6 +422,8 @@ extension QueryDifferentialTests {
                 return a.offset < b.offset
             }.map(\.element.id)
             XCTAssertEqual(sorted.map(\.id), expected, "\(chosen.map { "\($0.0.0) \($0.1)" }) plan \(sorted.explain())")
+            XCTAssertEqual(first, expected.first, "first, \(chosen.map { "\($0.0.0) \($0.1)" }) plan \(sorted.explain())")
+            XCTAssertEqual(last, expected.last, "last, \(chosen.map { "\($0.0.0) \($0.1)" }) plan \(sorted.explain())")
         }
         XCTAssertGreaterThan(walks, 10)
     }

@@ -430,6 +430,9 @@ final class QueryLinkDifferentialTests: LinkQueryTestCase {
                 return a.offset < b.offset
             }.map(\.element.key)
             XCTAssertEqual(sorted.map(\._key), expected, "sorted by \(chosen.map { "\($0.0.path) \($0.1)" })")
+            let again = { try self.lattice.objects(LDog.self).sorted(by: chosen.map { SortDescriptor(keyPath: $0.0.path, ascending: $0.1) }) }
+            XCTAssertEqual(try again().first?._key, expected.first, "first, sorted by \(chosen.map { "\($0.0.path) \($0.1)" })")
+            XCTAssertEqual(try again().last?._key, expected.last, "last, sorted by \(chosen.map { "\($0.0.path) \($0.1)" })")
         }
     }
 }

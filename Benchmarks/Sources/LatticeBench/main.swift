@@ -53,6 +53,11 @@ if let path = option("--initial-values-only") {
     _ = try InitialValueReads.run(path, people: WorkloadData(n: count).people.prefix(count))
     exit(0)
 }
+if let path = option("--query-shapes-only") {
+    let count = option("--n").flatMap(Int.init) ?? 100_000
+    _ = try QueryShapes.run(path, people: WorkloadData(n: count).people.prefix(count))
+    exit(0)
+}
 if let path = option("--read-paths-only") {
     let count = option("--n").flatMap(Int.init) ?? 100_000
     let rows = try ReadPathScenario.run(path, people: WorkloadData(n: count).people.prefix(count),
@@ -249,6 +254,10 @@ if extras && engines.contains("lattice") {
     extraResults.append(ExtraResult(scenario: "initial values: \(n) objects of a model declaring `id = UUID()` and initial values, against one declaring none",
                                     values: try InitialValueReads.run(initialPath, people: data.people.prefix(n)),
                                     note: "seconds per pass (median of 7) and nanoseconds per object; Lattice only"))
+    let shapesPath = base + "/query-shapes.lattice"
+    extraResults.append(ExtraResult(scenario: "query shapes: \(n) objects, extremes and sorted ends of an indexed property, index candidates checked by another term, a two-key sort",
+                                    values: try QueryShapes.run(shapesPath, people: data.people.prefix(n)),
+                                    note: "seconds per pass (median of 7) and nanoseconds per object of the class; Lattice only"))
     let writePath = base + "/write-paths.lattice"
     extraResults.append(ExtraResult(scenario: "write paths: \(n / 5) objects, each changed once in one write",
                                     values: try WritePathScenario.run(writePath, people: data.people.prefix(n / 5)),
@@ -257,7 +266,7 @@ if extras && engines.contains("lattice") {
     extraResults.append(ExtraResult(scenario: "collection edits: collections of \(n / 10) entries, changed and searched through the owner's property",
                                     values: try CollectionEdits.run(editPath, people: data.people.prefix(n / 10)),
                                     note: "seconds per pass (median of 3) and nanoseconds per operation; Lattice only"))
-    for path in [listPath, nodesPath, readPath, nestPath, initialPath, writePath, editPath] {
+    for path in [listPath, nodesPath, readPath, nestPath, initialPath, shapesPath, writePath, editPath] {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }

@@ -355,6 +355,8 @@ struct QueryParser {
         }
         let value = arguments[index]
         var which: String { "argument \(index + 1)" }
+        // `%@`, the usual format, before the others' string comparisons.
+        if format == "@" { return try objectArgument(value, which, column) }
         switch format {
         case "K":
             guard let text = value.flatMap({ $0 as? String }) else {
@@ -377,11 +379,16 @@ struct QueryParser {
             }
             return .value(.string(s))
         default:
-            do {
-                return try QueryParser.expression(fromArgument: value)
-            } catch let message as ArgumentError {
-                throw QueryParser.error(column, "\(which): \(message.message)")
-            }
+            return try objectArgument(value, which, column)
+        }
+    }
+
+    /// A `%@` argument (`which` names it in errors).
+    private func objectArgument(_ value: Any?, _ which: @autoclosure () -> String, _ column: Int) throws -> QueryExpression {
+        do {
+            return try QueryParser.expression(fromArgument: value)
+        } catch let message as ArgumentError {
+            throw QueryParser.error(column, "\(which()): \(message.message)")
         }
     }
 

@@ -15,6 +15,13 @@ struct QueryPlanner {
         case .constant(true): return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsTable))
         case .constant(false): return QueryPlan(access: .none, residual: nil, estimate: 0)
         case let .and(parts): return try planAnd(parts)
+        case let .term(term) where !countAlways:
+            // One term: its index if it has one, nothing to choose between or to count.
+            switch try scan(for: term) {
+            case .impossible: return QueryPlan(access: .none, residual: nil, estimate: 0)
+            case .unindexed: return try fullScan(node)
+            case let .scan(s): return QueryPlan(access: .index(s), residual: s.exact ? nil : node, estimate: 0)
+            }
         case .term, .linked: return try planAnd([node])
         case let .or(parts):
             var plans: [QueryPlan] = []

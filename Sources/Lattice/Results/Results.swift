@@ -121,16 +121,22 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         return firstKey(info) == nil
     }
 
-    /// The key of the first or last object of a whole class sorted by one indexed property, from an end
-    /// of its index (see `ResultsOrdering.indexEnd`); nil when that cannot tell.
+    /// The key of the first or last object of sorted results (sorted once, no distinct) without sorting
+    /// them: for a whole class sorted by one indexed property, an end of its index (see
+    /// `ResultsOrdering.indexEnd`); otherwise one pass over the sort values of the filtered objects.
+    /// nil when the results are not such, or their keys are at hand already.
     private func sortedEnd(_ info: ClassInfo, first: Bool) -> Int64?? {
-        guard case .all = source, query.bound == nil, query.ops.count == 1, case let .sort(keys) = query.ops[0], keys.count == 1,
-              let column = keys[0].path.rootColumn, !lattice.synchronized({ cache.isCurrent(lattice, info) }) else { return nil }
-        let ascending = keys[0].ascending
-        // Ties keep object-key order either way: the first object sorted descending is the first of the
-        // highest value's objects.
+        guard query.ops.count == 1, case let .sort(descriptors) = query.ops[0],
+              !lattice.synchronized({ cache.isCurrent(lattice, info) }) else { return nil }
         return lattice.reading("the objects of '\(info.name)'") { txn in
-            try ResultsOrdering.indexEnd(info, column, low: first == ascending, lastOfTies: !first, skippingNil: false, txn)
+            if case .all = source, query.bound == nil, descriptors.count == 1, let column = descriptors[0].path.rootColumn,
+               // Ties keep object-key order either way: the first object sorted descending is the first of the
+               // highest value's objects.
+               let end = try ResultsOrdering.indexEnd(info, column, low: first == descriptors[0].ascending, lastOfTies: !first,
+                                                       skippingNil: false, txn) {
+                return end
+            }
+            return try ResultsOrdering.sortedEnd(descriptors, unorderedKeys(info, txn), first: first, info, lattice, txn)
         }
     }
 

@@ -87,22 +87,25 @@ enum ResultsSource {
 extension Results {
     /// Plans and runs the query in `txn`.
     func evaluateKeys(_ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
-        var keys: [Int64]
+        if case .all = source, query.bound == nil, query.ops.count == 1, case let .sort(sortKeys) = query.ops[0], sortKeys.count == 1,
+           let column = sortKeys[0].path.rootColumn,
+           let walked = try ResultsOrdering.walkIndex(info, column, ascending: sortKeys[0].ascending, lattice, txn) {
+            return walked
+        }
+        var keys = try unorderedKeys(info, txn)
+        for step in query.ops { keys = try ResultsOrdering.apply(step, keys, info, lattice, txn) }
+        return keys
+    }
+
+    /// The keys the filter leaves, before sorting and distinct: in the collection's order, or ascending.
+    func unorderedKeys(_ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
         if let base = try source.keys(lattice, txn) {
             let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
             let test = query.bound?.compile()
-            keys = try test.map { test in try base.filter { try executor.matches($0, test) } } ?? base
-        } else {
-            if query.bound == nil, query.ops.count == 1, case let .sort(sortKeys) = query.ops[0], sortKeys.count == 1,
-               let column = sortKeys[0].path.rootColumn,
-               let walked = try ResultsOrdering.walkIndex(info, column, ascending: sortKeys[0].ascending, lattice, txn) {
-                return walked
-            }
-            let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
-            keys = try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)
+            return try test.map { test in try base.filter { try executor.matches($0, test) } } ?? base
         }
-        for step in query.ops { keys = try ResultsOrdering.apply(step, keys, info, lattice, txn) }
-        return keys
+        let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+        return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)
     }
 
     /// The count when it needs no record: all objects, or an exact index scan. nil otherwise.
@@ -125,46 +128,86 @@ enum ResultsOrdering {
         case let .sort(descriptors):
             let width = descriptors.count
             let values = try load(keys, descriptors.map(\.path), info, lattice, txn)
-            // Ties keep the keys' order (the position breaks them).
-            let order: [Int]
-            if width == 1, let numbers = doubles(values) {
-                // One number or date and no nil (the common `sorted(byKeyPath:)`): compared as Doubles.
-                let ascending = descriptors[0].ascending
-                order = (0..<keys.count).sorted { a, b in
-                    let c = compareDoubles(numbers[a], numbers[b])
-                    return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
+            if width == 1 { return order(values, ascending: descriptors[0].ascending).map { keys[$0] } }
+            // Several keys: each column's values become ranks (equal values, equal ranks) through the one-column
+            // sorts, and the rows are sorted by their ranks: integer compares instead of `ScalarValue.compare`
+            // (an enum copied and switched on) in every comparison.
+            var ranks = [Int32](repeating: 0, count: values.count)
+            for i in 0..<width {
+                let column = stride(from: i, to: values.count, by: width).map { values[$0] }
+                let sorted = order(column, ascending: true)
+                var rank: Int32 = 0
+                for (j, row) in sorted.enumerated() {
+                    if j > 0 && ScalarValue.compare(column[sorted[j - 1]], column[row]) != 0 { rank += 1 }
+                    ranks[row * width + i] = rank
                 }
-            } else if width == 1, let numbers = integers(values) {
-                let ascending = descriptors[0].ascending
-                order = (0..<keys.count).sorted { a, b in
-                    let (x, y) = (numbers[a], numbers[b])
-                    return x != y ? (ascending ? x < y : x > y) : a < b
-                }
-            } else if width == 1, let strings = PackedBytes(values) {
-                // One string (or data, UUID, ObjectId): compared where they lie in one buffer, with no
-                // enum copies and reference counting per comparison.
-                let ascending = descriptors[0].ascending
-                order = strings.withComparison { compare in
-                    (0..<keys.count).sorted { a, b in
-                        let c = compare(a, b)
-                        return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
-                    }
-                }
-            } else {
-                order = (0..<keys.count).sorted { a, b in
+            }
+            let ascending = descriptors.map(\.ascending)
+            return ranks.withUnsafeBufferPointer { r in
+                (0..<keys.count).sorted { a, b in
                     for i in 0..<width {
-                        let c = ScalarValue.compare(values[a * width + i], values[b * width + i])
-                        if c != 0 { return descriptors[i].ascending ? c < 0 : c > 0 }
+                        let (x, y) = (r[a * width + i], r[b * width + i])
+                        if x != y { return ascending[i] ? x < y : x > y }
                     }
                     return a < b
                 }
-            }
-            return order.map { keys[$0] }
+            }.map { keys[$0] }
         case let .distinct(properties):
             let width = properties.count
             let values = try load(keys, properties, info, lattice, txn)
             var seen = Set<ArraySlice<ScalarValue>>()
             return keys.indices.compactMap { k in seen.insert(values[k * width..<(k + 1) * width]).inserted ? keys[k] : nil }
+        }
+    }
+
+    /// The key `apply(.sort(descriptors), keys, ...)` would put first (or last), found in one pass over the
+    /// sort values instead of a sort: ties keep the keys' order.
+    static func sortedEnd(_ descriptors: [(path: ResolvedPath, ascending: Bool)], _ keys: [Int64], first: Bool,
+                          _ info: ClassInfo, _ lattice: Lattice, _ txn: Transaction) throws -> Int64? {
+        guard !keys.isEmpty else { return nil }
+        let width = descriptors.count
+        let values = try load(keys, descriptors.map(\.path), info, lattice, txn)
+        // Whether row `a` sorts before row `b`.
+        func before(_ a: Int, _ b: Int) -> Bool {
+            for i in 0..<width {
+                let c = ScalarValue.compare(values[a * width + i], values[b * width + i])
+                if c != 0 { return descriptors[i].ascending ? c < 0 : c > 0 }
+            }
+            return a < b
+        }
+        var best = 0
+        for row in 1..<keys.count where first ? before(row, best) : before(best, row) { best = row }
+        return keys[best]
+    }
+
+    /// The positions of `values` (one per row) in sorted order; ties keep the rows' order.
+    private static func order(_ values: [ScalarValue], ascending: Bool) -> [Int] {
+        if let numbers = doubles(values) {
+            // Numbers or dates and no nil (the common `sorted(byKeyPath:)`): compared as Doubles.
+            return values.indices.sorted { a, b in
+                let c = compareDoubles(numbers[a], numbers[b])
+                return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
+            }
+        }
+        if let numbers = integers(values) {
+            return values.indices.sorted { a, b in
+                let (x, y) = (numbers[a], numbers[b])
+                return x != y ? (ascending ? x < y : x > y) : a < b
+            }
+        }
+        if let strings = PackedBytes(values) {
+            // Strings (or data, UUIDs, ObjectIds): compared where they lie in one buffer, with no enum copies
+            // and reference counting per comparison.
+            return strings.withComparison { compare in
+                values.indices.sorted { a, b in
+                    let c = compare(a, b)
+                    return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
+                }
+            }
+        }
+        return values.indices.sorted { a, b in
+            let c = ScalarValue.compare(values[a], values[b])
+            return c != 0 ? (ascending ? c < 0 : c > 0) : a < b
         }
     }
 
