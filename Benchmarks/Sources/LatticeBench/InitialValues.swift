@@ -31,8 +31,7 @@ enum InitialValueReads {
                 k.name = p.name; k.email = p.email; k.age = p.age; k.score = p.score; k.created = p.created
                 keys.append(k.id)
                 try lattice.add(k)
-                let r = ReadPerson()
-                r.id = p.id; r.name = p.name; r.email = p.email; r.age = p.age; r.score = p.score; r.created = p.created
+                let r = ReadPerson.copy(of: p)
                 try lattice.add(r)
             }
         }

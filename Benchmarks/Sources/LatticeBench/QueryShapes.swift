@@ -13,8 +13,7 @@ enum QueryShapes {
                                                                       objectTypes: [ReadPerson.self, ReadTeam.self]))
         try lattice.write {
             for p in people {
-                let r = ReadPerson()
-                r.id = p.id; r.name = p.name; r.email = p.email; r.age = p.age; r.score = p.score; r.created = p.created
+                let r = ReadPerson.copy(of: p)
                 try lattice.add(r)
             }
         }

@@ -19,6 +19,15 @@ final class ReadTeam: Object {
     @Persisted(originProperty: "team") var players: LinkingObjects<ReadPerson>
 }
 
+extension ReadPerson {
+    /// An unmanaged object holding the workload's person `p`.
+    static func copy(of p: Person) -> ReadPerson {
+        let o = ReadPerson()
+        o.id = p.id; o.name = p.name; o.email = p.email; o.age = p.age; o.score = p.score; o.created = p.created
+        return o
+    }
+}
+
 /// What the paths call, so that a generic harness reaches each collection's own `map`, `first` and `last`
 /// (as a user's code calling them on the concrete type does) and not the `Collection` extensions' versions.
 protocol ReadableObjects: RandomAccessCollection where Element == ReadPerson, Index == Int {
@@ -74,8 +83,7 @@ enum ReadPathScenario {
             try lattice.add(listed)
             try lattice.add(linked)
             for p in people {
-                let o = ReadPerson()
-                o.id = p.id; o.name = p.name; o.email = p.email; o.age = p.age; o.score = p.score; o.created = p.created
+                let o = ReadPerson.copy(of: p)
                 if p.id % 5 == 2 { o.team = linked }
                 try lattice.add(o)
                 if p.id % 5 == 0 { listed.members.append(o) }

@@ -12,8 +12,7 @@ enum WritePathScenario {
                                                                       objectTypes: [ReadPerson.self, ReadTeam.self]))
         try lattice.write {
             for p in people {
-                let o = ReadPerson()
-                o.id = p.id; o.name = p.name; o.email = p.email; o.age = p.age; o.score = p.score; o.created = p.created
+                let o = ReadPerson.copy(of: p)
                 try lattice.add(o)
             }
         }
