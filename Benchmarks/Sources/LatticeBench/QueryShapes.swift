@@ -9,14 +9,7 @@ enum QueryShapes {
     /// Fills a file with `people` as `ReadPerson`, times each query (median of 7 passes) and prints them.
     /// Returns (name → seconds per pass, and nanoseconds per object of the class).
     static func run(_ path: String, people: ArraySlice<Person>) throws -> [String: Double] {
-        let lattice = try Lattice(configuration: Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
-                                                                      objectTypes: [ReadPerson.self, ReadTeam.self]))
-        try lattice.write {
-            for p in people {
-                let r = ReadPerson.copy(of: p)
-                try lattice.add(r)
-            }
-        }
+        let lattice = try ReadPerson.file(path, holding: people)
         let all = lattice.objects(ReadPerson.self)
         let n = all.count
         // (name, the pass: returns a checksum)

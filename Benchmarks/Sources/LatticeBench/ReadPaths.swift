@@ -26,6 +26,14 @@ extension ReadPerson {
         o.id = p.id; o.name = p.name; o.email = p.email; o.age = p.age; o.score = p.score; o.created = p.created
         return o
     }
+
+    /// A new file at `path` of the read-paths models, holding `people` (added in one write).
+    static func file(_ path: String, holding people: ArraySlice<Person>) throws -> Lattice {
+        let lattice = try Lattice(configuration: Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
+                                                                      objectTypes: [ReadPerson.self, ReadTeam.self]))
+        try lattice.write { for p in people { try lattice.add(copy(of: p)) } }
+        return lattice
+    }
 }
 
 /// What the paths call, so that a generic harness reaches each collection's own `map`, `first` and `last`

@@ -8,14 +8,7 @@ enum WritePathScenario {
     /// Fills a file with `n` of the workload's people, then adds 1 to every score each way, and 1 to
     /// every age (modulo 100) once (median of 3 passes), and prints the table. Returns (path → seconds per pass, and nanoseconds per object).
     static func run(_ path: String, people: ArraySlice<Person>) throws -> [String: Double] {
-        let lattice = try Lattice(configuration: Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
-                                                                      objectTypes: [ReadPerson.self, ReadTeam.self]))
-        try lattice.write {
-            for p in people {
-                let o = ReadPerson.copy(of: p)
-                try lattice.add(o)
-            }
-        }
+        let lattice = try ReadPerson.file(path, holding: people)
         let n = people.count
         let all = lattice.objects(ReadPerson.self)
         let filtered = try all.filter("age >= 0")     // every object, through the query engine

@@ -15,13 +15,6 @@ struct QueryPlanner {
         case .constant(true): return QueryPlan(access: .all, residual: nil, estimate: try txn.count(info.objectsTable))
         case .constant(false): return QueryPlan(access: .none, residual: nil, estimate: 0)
         case let .and(parts): return try planAnd(parts)
-        case let .term(term) where !countAlways:
-            // One term: its index if it has one, nothing to choose between or to count.
-            switch try scan(for: term) {
-            case .impossible: return QueryPlan(access: .none, residual: nil, estimate: 0)
-            case .unindexed: return try fullScan(node)
-            case let .scan(s): return QueryPlan(access: .index(s), residual: s.exact ? nil : node, estimate: 0)
-            }
         case .term, .linked: return try planAnd([node])
         case let .or(parts):
             var plans: [QueryPlan] = []
@@ -50,6 +43,14 @@ struct QueryPlanner {
     }
 
     private func planAnd(_ parts: [BoundNode]) throws -> QueryPlan {
+        if parts.count == 1, case let .term(term) = parts[0], !countAlways {
+            // One term: its index if it has one, nothing to choose between or to count.
+            switch try scan(for: term) {
+            case .impossible: return QueryPlan(access: .none, residual: nil, estimate: 0)
+            case .unindexed: return try fullScan(parts[0])
+            case let .scan(s): return QueryPlan(access: .index(s), residual: s.exact ? nil : parts[0], estimate: 0)
+            }
+        }
         var candidates: [Candidate] = []
         var ranges: [ObjectIdentifier: [(index: Int, term: ScalarTerm, scan: IndexScan)]] = [:]
         for (i, part) in parts.enumerated() {

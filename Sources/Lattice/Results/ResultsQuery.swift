@@ -295,9 +295,7 @@ enum ResultsOrdering {
         var out: [Int64] = []
         for group in groups {
             // A truncated key (or the empty string's [0]) may stand for several values: sort those by value.
-            let ambiguous = column.kind == .string
-                && (group.key.count >= FileLayout.maxIndexKey || (!property.property.isOptional && group.key == [0]))
-            if ambiguous && group.objects.count > 1 {
+            if group.key.withUnsafeBytes({ isAmbiguous($0, column) }) && group.objects.count > 1 {
                 let path = ResolvedPath(hops: [], end: .scalar(column), endClass: info, text: column.name)
                 out += try apply(.sort([(path, ascending)]), group.objects, info, lattice, txn)
             } else {
@@ -305,6 +303,12 @@ enum ResultsOrdering {
             }
         }
         return out
+    }
+
+    /// Whether an index key of `column` may stand for several values: a truncated String key, or the [0]
+    /// of a non-optional String (the empty string's key).
+    private static func isAmbiguous(_ key: Bytes, _ column: ScalarColumn) -> Bool {
+        column.kind == .string && (key.count >= FileLayout.maxIndexKey || (!column.isOptional && key.elementsEqual([0])))
     }
 
     /// The object at one end of a whole class ordered by `column` (as `walkIndex` orders it), read
@@ -324,9 +328,6 @@ enum ResultsOrdering {
         guard let dbi = property.indexTable, !txn.isEncrypted else { return nil }
         let optional = property.property.isOptional
         let floating = QueryPlanner.hasFloatingKeys(property)
-        func ambiguous(_ key: Bytes) -> Bool {
-            column.kind == .string && (key.count >= FileLayout.maxIndexKey || (!optional && key.elementsEqual([0])))
-        }
         func isNaN(_ key: Bytes) -> Bool { floating && QueryPlanner.isNaNKey(Array(key), optional: optional) }
         func isNil(_ key: Bytes) -> Bool { optional && key.elementsEqual([0]) }
         return try txn.withCursor(dbi) { cursor -> Int64?? in
@@ -334,7 +335,7 @@ enum ResultsOrdering {
             if isNaN(last.key) { return nil }
             if skippingNil && isNil(last.key) { return .some(nil) }  // nil values only
             // Lent bytes: what the high end's key tells is kept before the cursor moves.
-            let highKey = Array(last.key), highAmbiguous = ambiguous(last.key)
+            let highKey = Array(last.key), highAmbiguous = isAmbiguous(last.key, column)
             guard var first = try cursor.first() else { return .some(nil) }
             if skippingNil && isNil(first.key) {
                 guard let next = try cursor.nextKey() else { return .some(nil) }
@@ -342,7 +343,7 @@ enum ResultsOrdering {
             }
             if isNaN(first.key) { return nil }
             if low {
-                if ambiguous(first.key) { return nil }
+                if isAmbiguous(first.key, column) { return nil }
                 if lastOfTies, let tie = try cursor.lastDuplicate() { first = tie }
                 return .some(KeyCodec.int(first.value))
             }
