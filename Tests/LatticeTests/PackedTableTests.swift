@@ -383,6 +383,62 @@ final class PackedTableTests: XCTestCase {
         XCTAssertEqual(reopened.verify(), [])
     }
 
+    /// A block's keys found, counted, removed and filed by its deltas of one byte (read eight at a time
+    /// when they are 1...127 apart) and of several (keys 128 or more apart), against a model: blocks of
+    /// keys close together, far apart and mixed, every key removed and a key filed between every two.
+    func testBlockEditsOfEveryDeltaWidthMatchAModel() throws {
+        var random = SplitMix64(state: 0xB10C_DE17)
+        let gaps: [ClosedRange<UInt64>] = [1...1, 1...3, 1...127, 100...140, 120...20_000, 1...300]
+        for (shape, gap) in gaps.enumerated() {
+            for length in [1, 2, 7, 8, 9, 16, 17, 40] {
+                var keys: [UInt64] = [UInt64.random(in: 0...1_000, using: &random)]
+                while keys.count < length { keys.append(keys[keys.count - 1] + UInt64.random(in: gap, using: &random)) }
+                let block = try XCTUnwrap(BlockWriter.blocks(keys).first)
+                let label = "gaps \(shape), \(length) keys"
+                try block.withUnsafeBytes { bytes in
+                    let view = try XCTUnwrap(BlockView(bytes), label)
+                    XCTAssertEqual(view.count, keys.count, label)
+                    var out: [UInt8] = []
+                    var decoded: [UInt64] = []
+                    for (i, key) in keys.enumerated() {
+                        guard case .edited = view.removing(key, into: &out) else { return XCTFail("\(label): \(key) not found") }
+                        var expected = keys
+                        expected.remove(at: i)
+                        if expected.isEmpty {
+                            XCTAssertEqual(out, [], label)
+                        } else {
+                            try out.withUnsafeBytes { XCTAssertTrue(try XCTUnwrap(BlockView($0)).keys(into: &decoded), label) }
+                            XCTAssertEqual(decoded, expected, "\(label): without \(key)")
+                        }
+                        if i + 1 < keys.count, keys[i + 1] - key > 1 {
+                            let between = key + 1 + UInt64.random(in: 0...(keys[i + 1] - key - 2), using: &random)
+                            guard case .edited = view.inserting(between, into: &out) else { return XCTFail("\(label): \(between) not filed") }
+                            try out.withUnsafeBytes { XCTAssertTrue(try XCTUnwrap(BlockView($0)).keys(into: &decoded), label) }
+                            XCTAssertEqual(decoded, (keys + [between]).sorted(), "\(label): with \(between)")
+                        }
+                        if case .edited = view.removing(key + 1, into: &out), !keys.contains(key + 1) { XCTFail("\(label): removed \(key + 1)") }
+                        if case .edited = view.inserting(key, into: &out) { XCTFail("\(label): filed \(key) twice") }
+                    }
+                }
+            }
+        }
+        // Damage met on the way to a key is found, whichever end the deltas are read from: a zero delta
+        // (keys are unique) read from the first key and from the last, a varint cut short by the block's end,
+        // one longer than 64 bits.
+        func damaged(_ deltas: [UInt8], last: UInt64, removing key: UInt64, _ label: String) throws {
+            let block = withUnsafeBytes(of: UInt64(100).bigEndian) { Array($0) } + deltas + withUnsafeBytes(of: last.bigEndian) { Array($0) }
+            try block.withUnsafeBytes { bytes in
+                var out: [UInt8] = []
+                guard case .damaged = try XCTUnwrap(BlockView(bytes)).removing(key, into: &out) else { return XCTFail(label) }
+            }
+        }
+        try damaged([1, 1, 1, 0, 1, 1, 1, 1, 1], last: 108, removing: 104, "a zero delta read forwards")
+        try damaged([1, 1, 1, 1, 1, 1, 1, 0, 1], last: 108, removing: 107, "a zero delta read backwards")
+        try damaged([1, 0x85], last: 106, removing: 103, "a cut varint read forwards")
+        try damaged([1, 0x85], last: 106, removing: 106, "a cut varint read backwards")
+        try damaged(Array(repeating: 0x81, count: 11) + [1], last: .max - 1, removing: .max - 1, "a varint of over 64 bits read backwards")
+    }
+
     /// Reads inside the write see the records the transaction added (still in memory) and the ones it
     /// changed; a class without a primary key gets its sequence keys in order.
     func testReadsInsideAWriteSeeItsOwnAdds() throws {

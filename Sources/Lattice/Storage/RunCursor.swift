@@ -261,20 +261,6 @@ extension Runs {
         return (k, v)
     }
 
-    /// `floor`, without a search when `cursor` already stands on the run whose keys span `key`: a write
-    /// of an object usually follows a read of it through the same cursor.
-    static func floor(near cursor: OpaquePointer?, _ key: UnsafeRawBufferPointer, env: Environment,
-                      table: Table) throws -> (MDB_val, MDB_val)? {
-        var k = MDB_val()
-        var v = MDB_val()
-        if key.count == 8, mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT) == 0, k.mv_size == 8 {
-            let runKey = number(bytes(k))
-            let wanted = number(key)
-            if runKey <= wanted, let last = RunView(bytes(v), key: runKey)?.lastKey, wanted <= last { return (k, v) }
-        }
-        return try floor(cursor, key, env: env, table: table)
-    }
-
     /// Whether an LMDB entry of a packed table is its count entry; throws for a key that is neither
     /// that nor a run's (damage).
     @inline(__always)

@@ -423,9 +423,10 @@ struct RunWriter {
 /// copies, where rebuilding the run entry by entry costs several times more.
 enum RunSplice {
     /// `view` with the entry at `place` removed (`removing`) and/or `value` inserted there under `key`,
-    /// written to `out`; returns the new run's first key and entry count (0: nothing left).
+    /// written to `out`; returns the new run's first key and entry count (0: nothing left). `deltas` is
+    /// scratch space for the new key deltas (kept by the caller, so that an edit allocates nothing).
     static func splice(_ view: RunView, at place: RunPlace, removing: Bool, inserting key: UInt64?, value: UnsafeRawBufferPointer,
-                       into out: inout [UInt8]) -> (firstKey: UInt64, count: Int)? {
+                       into out: inout [UInt8], deltas: inout [UInt8]) -> (firstKey: UInt64, count: Int)? {
         let i = place.index
         let n = view.count
         let removed = removing ? 1 : 0
@@ -442,8 +443,7 @@ enum RunSplice {
         let wide = area > 0xFFFF
         // Keys: whether they stay consecutive (a dense view), the deltas otherwise, and the first key.
         var dense = false
-        var deltas: [UInt8] = []
-        deltas.reserveCapacity(view.deltaRegion.count + 20)
+        deltas.removeAll(keepingCapacity: true)
         var first = view.key
         if view.isDense {
             let last = view.key &+ UInt64(n - 1)
@@ -456,11 +456,7 @@ enum RunSplice {
             if dense {
                 first = i == 0 ? key ?? view.key &+ 1 : view.key
             } else {
-                var keys = (0..<n).map { view.key &+ UInt64($0) }
-                if removing { keys.remove(at: i) }
-                if let key { keys.insert(key, at: i) }
-                first = keys[0]
-                for (j, k) in keys.enumerated() { Varint.append(j == 0 ? 0 : k &- keys[j - 1], to: &deltas) }
+                first = denseDeltas(view, i, removing: removing, inserting: key, into: &deltas)
             }
         } else {
             guard let spliced = spliceDeltas(view, place, removing: removing, inserting: key, into: &deltas) else { return nil }
@@ -489,6 +485,23 @@ enum RunSplice {
             if let source = after.bytes.baseAddress { (base + at).copyMemory(from: source, byteCount: after.bytes.count) }
         }
         return (first, count)
+    }
+
+    /// The deltas of a dense run's keys with the entry at `i` removed and/or `key` inserted there, appended
+    /// to `out` one key at a time (no array of keys); returns the new first key.
+    private static func denseDeltas(_ view: RunView, _ i: Int, removing: Bool, inserting key: UInt64?, into out: inout [UInt8]) -> UInt64 {
+        var previous: UInt64?
+        var first = view.key
+        func emit(_ k: UInt64) {
+            if let previous { Varint.append(k &- previous, to: &out) } else { out.append(0); first = k }
+            previous = k
+        }
+        for j in 0...view.count {
+            if j == i, let key { emit(key) }
+            if j == view.count || (removing && j == i) { continue }
+            emit(view.key &+ UInt64(j))
+        }
+        return first
     }
 
     /// The deltas of a run that is not dense, with the entry at `place` removed and/or `key` inserted

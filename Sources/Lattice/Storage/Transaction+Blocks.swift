@@ -17,50 +17,98 @@ struct PendingBlock {
 /// between two it holds): the edits collect here and the block is written once, in place of `stored`,
 /// before anything else reads or changes the index key and before the commit, instead of once per edit.
 struct EditedBlock {
-    /// The block as the table holds it (its first object key names the edit).
+    /// The block as the table holds it.
     let stored: [UInt8]
+    /// The first and last object keys of `stored`: the object keys it covers (the blocks of an index key
+    /// never overlap), which the edit is found by.
+    let first: UInt64
+    let last: UInt64
     /// The block as it is to be stored (empty: no key left). Never over `Blocks.budget`: an edit that
     /// outgrows it is written at once (see `Transaction.edit`).
     var current: [UInt8]
-}
 
-/// An edited block's name: its index key and the first object key of the block as stored.
-struct EditKey: Hashable {
-    let key: IndexKey
-    let first: UInt64
+    init(stored: Bytes, _ view: BlockView, current: [UInt8]) {
+        self.stored = Array(stored)
+        (first, last) = (view.first, view.last)
+        self.current = current
+    }
 }
 
 /// The pending blocks of one index, by index key (a class: blocks change in place, never copied).
 final class PendingBlocks {
     @exclusivity(unchecked) var byKey: [IndexKey: PendingBlock] = [:]
-    /// Edited stored blocks.
-    @exclusivity(unchecked) var edits: [EditKey: EditedBlock] = [:]
-    /// The stored first object keys of the edited blocks of each index key.
-    @exclusivity(unchecked) private var editedFirsts: [IndexKey: [UInt64]] = [:]
+    /// Edited stored blocks, by index key, in the order of their first object keys.
+    @exclusivity(unchecked) private(set) var edits: [IndexKey: [EditedBlock]] = [:]
+    /// The number of edited blocks.
+    @exclusivity(unchecked) private(set) var editCount = 0
+    /// Where the next edit of a block is written (see `Transaction.edit`).
+    @exclusivity(unchecked) var scratch: [UInt8] = []
 
-    /// Whether `key` has a block here, pending or edited.
-    func holds(_ key: IndexKey) -> Bool { byKey[key] != nil || editedFirsts[key] != nil }
-
-    func keep(_ edit: EditedBlock, as name: EditKey) {
-        edits[name] = edit
-        editedFirsts[name.key, default: []].append(name.first)
+    /// Where an edited block is: its index key's entry in `edits` and its position there.
+    struct Place {
+        let slot: Dictionary<IndexKey, [EditedBlock]>.Index
+        let position: Int
     }
 
-    func forget(_ name: EditKey) {
-        guard edits.removeValue(forKey: name) != nil else { return }
-        editedFirsts[name.key]?.removeAll { $0 == name.first }
-        if editedFirsts[name.key]?.isEmpty == true { editedFirsts[name.key] = nil }
+    /// Whether `key` has a block here, pending or edited.
+    func holds(_ key: IndexKey) -> Bool { byKey[key] != nil || edits[key] != nil }
+
+    /// The edited block of `key` whose stored block begins at `first`, or (`covering`) holds `first`
+    /// between its first and last object keys.
+    func place(_ key: IndexKey, _ first: UInt64, covering: Bool = false) -> Place? {
+        guard !edits.isEmpty, let slot = edits.index(forKey: key) else { return nil }
+        let blocks = edits.values[slot]
+        // The last block whose first key is not above `first`.
+        let after = PendingBlocks.position(after: first, in: blocks)
+        guard after > 0 else { return nil }
+        let block = blocks[after - 1]
+        guard covering ? first <= block.last : first == block.first else { return nil }
+        return Place(slot: slot, position: after - 1)
+    }
+
+    /// The position of the first of `blocks` whose first key is above `first`.
+    private static func position(after first: UInt64, in blocks: [EditedBlock]) -> Int {
+        var low = 0
+        var high = blocks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if blocks[middle].first <= first { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The block as it is to be stored at `place`, changed where it is.
+    func withCurrent<R>(_ place: Place, _ body: (inout [UInt8]) throws -> R) rethrows -> R {
+        try body(&edits.values[place.slot][place.position].current)
+    }
+
+    func keep(_ edit: EditedBlock, under key: IndexKey) {
+        if let slot = edits.index(forKey: key) {
+            edits.values[slot].insert(edit, at: PendingBlocks.position(after: edit.first, in: edits.values[slot]))
+        } else {
+            edits[key] = [edit]
+        }
+        editCount += 1
+    }
+
+    /// Removes the edited block at `place` and returns it.
+    func forget(_ place: Place) -> EditedBlock {
+        let edit = edits.values[place.slot].remove(at: place.position)
+        if edits.values[place.slot].isEmpty { edits.remove(at: place.slot) }
+        editCount -= 1
+        return edit
     }
 
     /// Takes the edits of `key`.
     func takeEdits(of key: IndexKey) -> [EditedBlock] {
-        guard let firsts = editedFirsts.removeValue(forKey: key) else { return [] }
-        return firsts.compactMap { edits.removeValue(forKey: EditKey(key: key, first: $0)) }
+        guard let taken = edits.removeValue(forKey: key) else { return [] }
+        editCount -= taken.count
+        return taken
     }
 
     /// Takes every edit.
-    func takeEdits() -> [EditKey: EditedBlock] {
-        defer { (edits, editedFirsts) = ([:], [:]) }
+    func takeEdits() -> [IndexKey: [EditedBlock]] {
+        defer { (edits, editCount) = ([:], 0) }
         return edits
     }
 }
@@ -156,6 +204,10 @@ extension Transaction {
         }
         guard value.count == 8 else { return false }
         let number = Runs.number(value)
+        // A number within a block the write edited already is removed there, with no search of LMDB.
+        if let all = runWrites?.blocks[table.id], let place = all.place(IndexKey(key), number, covering: true) {
+            return try edit(table, key, all, place, removing: true, number)
+        }
         let cursor = try writeCursor(table)
         // Below every stored block's first key, the number may still be in the first block's edit.
         guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else { return false }
@@ -168,7 +220,9 @@ extension Transaction {
         for id in table.map({ [$0.id] }) ?? writes.blocks.ids {
             guard let pending = writes.blocks.take(id) else { continue }
             for (key, block) in pending.byKey { try writeBlock(Table(id: id), key, block) }
-            for (name, edit) in pending.takeEdits() { try writeEdit(Table(id: id), name.key, edit) }
+            for (key, edits) in pending.takeEdits() {
+                for edit in edits { try writeEdit(Table(id: id), key, edit) }
+            }
         }
     }
 
@@ -272,37 +326,70 @@ extension Transaction {
         guard let all = pendingBlocks(table) else {
             throw LatticeError.storage(path: env.path, code: EINVAL, message: "a packed index changed outside a write transaction.")
         }
-        func change(_ view: BlockView) -> BlockEdit { removing ? view.removing(number) : view.inserting(number) }
-        let name = EditKey(key: IndexKey(key), first: storedView.first)
-        let held = all.edits.index(forKey: name)
-        let result: BlockEdit
-        if let held {
-            // An edit that removed every key holds an empty block.
-            let current = all.edits.values[held].current
-            result = current.isEmpty ? (removing ? .unchanged : .edited(Blocks.single(number)))
-                : current.withUnsafeBytes { BlockView($0).map(change) ?? .damaged }
-        } else {
-            result = change(storedView)
-        }
-        switch result {
+        let indexKey = IndexKey(key)
+        if let place = all.place(indexKey, storedView.first) { return try edit(table, key, all, place, removing: removing, number) }
+        // The edit is written into the scratch buffer, which then becomes the edit's block.
+        var block: [UInt8] = []
+        swap(&block, &all.scratch)
+        switch removing ? storedView.removing(number, into: &block) : storedView.inserting(number, into: &block) {
         case .unchanged:
+            swap(&block, &all.scratch)
             return false
         case .damaged:
             throw damagedBlock(table, key)
-        case .edited(let block):
+        case .edited:
+            let edit = EditedBlock(stored: stored, storedView, current: block)
             if block.count > Blocks.budget {
                 // Full: written now, split in two, so that no edit outgrows a block by much (keys filed
                 // one after another, each above the last, would otherwise make one ever longer).
-                if held != nil { all.forget(name) }
-                try writeEdit(table, name.key, EditedBlock(stored: Array(stored), current: block))
-            } else if let held {
-                all.edits.values[held].current = block
-            } else {
-                if all.edits.count >= Transaction.pendingLimit {
-                    // A bound on memory: every edit of the table written.
-                    for (other, edit) in all.takeEdits() { try writeEdit(table, other.key, edit) }
+                try writeEdit(table, indexKey, edit)
+                return true
+            }
+            if all.editCount >= Transaction.pendingLimit {
+                // A bound on memory: every edit of the table written.
+                for (other, edits) in all.takeEdits() {
+                    for edit in edits { try writeEdit(table, other, edit) }
                 }
-                all.keep(EditedBlock(stored: Array(stored), current: block), as: name)
+            }
+            all.keep(edit, under: indexKey)
+            return true
+        }
+    }
+
+    /// `edit` of the block the write edited already at `place`: the edit is written into the scratch
+    /// buffer, which then trades places with the block it replaces, so that a block edited again and
+    /// again allocates nothing.
+    private func edit(_ table: Table, _ key: Bytes, _ all: PendingBlocks, _ place: PendingBlocks.Place, removing: Bool,
+                      _ number: UInt64) throws -> Bool {
+        var block: [UInt8] = []
+        swap(&block, &all.scratch)
+        let result = all.withCurrent(place) { current -> BlockEdit in
+            // An edit that removed every key holds an empty block.
+            if current.isEmpty {
+                if removing { return .unchanged }
+                block = Blocks.single(number)
+                return .edited
+            }
+            return current.withUnsafeBytes { bytes in
+                guard let view = BlockView(bytes) else { return .damaged }
+                return removing ? view.removing(number, into: &block) : view.inserting(number, into: &block)
+            }
+        }
+        switch result {
+        case .unchanged:
+            swap(&block, &all.scratch)
+            return false
+        case .damaged:
+            throw damagedBlock(table, key)
+        case .edited:
+            if block.count > Blocks.budget {
+                // Full: written now, split in two (see above).
+                var edit = all.forget(place)
+                edit.current = block
+                try writeEdit(table, IndexKey(key), edit)
+            } else {
+                all.withCurrent(place) { swap(&$0, &block) }
+                swap(&block, &all.scratch)
             }
             return true
         }
@@ -321,6 +408,10 @@ extension Transaction {
     /// an edit of it (see `edit`).
     private func insert(_ table: Table, _ key: Bytes, _ number: UInt64) throws {
         try storeBlock(table, key)
+        if let all = runWrites?.blocks[table.id], let place = all.place(IndexKey(key), number, covering: true) {
+            _ = try edit(table, key, all, place, removing: false, number)
+            return
+        }
         let cursor = try writeCursor(table)
         guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else {
             // The key has no block (nor, then, an edited one).

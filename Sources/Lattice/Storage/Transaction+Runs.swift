@@ -31,6 +31,8 @@ final class RunWrites {
     /// Where runs are rebuilt, and encoded.
     @exclusivity(unchecked) var scratch = RunWriter()
     @exclusivity(unchecked) var encoded: [UInt8] = []
+    /// Where a run edit's key deltas are spliced (see `RunSplice`).
+    @exclusivity(unchecked) var deltas: [UInt8] = []
 
     /// Forgets everything (the transaction begins again, see `Transaction.restartAndReplay`).
     func reset() {
@@ -187,7 +189,7 @@ extension Transaction {
         if try appendToTail(table, number, value) { return true }
         guard let writes = runWrites else { return false }
         let cursor = try writeCursor(table)
-        guard let (k, v) = try Runs.floor(near: cursor, key, env: env, table: table) ?? firstRun(cursor) else {
+        guard let (view, place) = try currentRun(cursor, table, number) ?? runPlace(try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor), table, number) else {
             var run = RunWriter()
             run.append(key: number, value: value)
             try store(table, run.encoded(), first: number, count: 1, replacing: nil, cursor)
@@ -195,8 +197,7 @@ extension Transaction {
             return true
         }
         // The run edited as bytes (LMDB's copy is read before anything is written).
-        let runKey = Runs.number(bytes(k))
-        guard let view = RunView(bytes(v), key: runKey), let place = view.place(of: number) else { throw Runs.malformed(table, runKey, env) }
+        let runKey = view.key
         let replacing = place.index < view.count && place.key == number
         if replacing && (mode == .insertNew || mode == .append) { return false }
         if replacing, let old = view.entry(place.index), old.count == value.count + Checksum.size {
@@ -204,7 +205,8 @@ extension Transaction {
             try overwrite(table, view, entry: old, key: key, value: value, cursor)
             return true
         }
-        guard let spliced = RunSplice.splice(view, at: place, removing: replacing, inserting: number, value: value, into: &writes.encoded) else {
+        guard let spliced = RunSplice.splice(view, at: place, removing: replacing, inserting: number, value: value,
+                                             into: &writes.encoded, deltas: &writes.deltas) else {
             throw Runs.malformed(table, runKey, env)
         }
         try store(table, writes.encoded, first: spliced.firstKey, count: spliced.count, replacing: runKey, cursor)
@@ -221,18 +223,35 @@ extension Transaction {
         try storeTail(table)
         let number = Runs.number(key)
         let cursor = try writeCursor(table)
-        guard let (k, v) = try Runs.floor(near: cursor, key, env: env, table: table) else { return false }
-        let runKey = Runs.number(bytes(k))
-        guard let view = RunView(bytes(v), key: runKey), let place = view.place(of: number) else { throw Runs.malformed(table, runKey, env) }
-        guard place.index < view.count, place.key == number else { return false }
+        guard let (view, place) = try currentRun(cursor, table, number) ?? runPlace(try Runs.floor(cursor, key, env: env, table: table), table, number),
+              place.index < view.count, place.key == number else { return false }
+        let runKey = view.key
         guard let spliced = RunSplice.splice(view, at: place, removing: true, inserting: nil, value: Bytes(start: nil, count: 0),
-                                             into: &writes.encoded) else {
+                                             into: &writes.encoded, deltas: &writes.deltas) else {
             throw Runs.malformed(table, runKey, env)
         }
         try store(table, writes.encoded, first: spliced.firstKey, count: spliced.count, replacing: runKey, cursor)
         try adjustCount(table, by: -1)
         if case let known?? = writes.lastKeys[table.id], number == known { writes.lastKeys[table.id] = nil }
         return true
+    }
+
+    /// The run `cursor` stands on, and the place of `number` in it, when that run holds `number`: a write
+    /// of an object usually follows a read of it through the same cursor, and then needs no search.
+    private func currentRun(_ cursor: OpaquePointer?, _ table: Table, _ number: UInt64) throws -> (RunView, RunPlace)? {
+        var k = MDB_val()
+        var v = MDB_val()
+        guard mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT) == 0, k.mv_size == 8, Runs.number(bytes(k)) <= number,
+              let (view, place) = try runPlace((k, v), table, number), place.index < view.count, place.key == number else { return nil }
+        return (view, place)
+    }
+
+    /// The run stored as LMDB's entry `run` (nil: none) and where `number` is or would go in it.
+    private func runPlace(_ run: (MDB_val, MDB_val)?, _ table: Table, _ number: UInt64) throws -> (RunView, RunPlace)? {
+        guard let (k, v) = run else { return nil }
+        let runKey = Runs.number(bytes(k))
+        guard let view = RunView(bytes(v), key: runKey), let place = view.place(of: number) else { throw Runs.malformed(table, runKey, env) }
+        return (view, place)
     }
 
     /// Writes `view` again with the entry whose value and checksum are `entry` (within it) replaced by
