@@ -349,22 +349,24 @@ extension Lattice {
             return
         }
         // Writing the stored value again changes nothing: no write, and no modification for observers.
-        if let current = old.slice.payload(property.column), current.elementsEqual(payload) { return }
-        let record = old.withBytes { bytes -> [UInt8] in
-            // A payload of the same size (numbers, dates, ...) is patched into a copy of the record in place.
-            if let current = old.slice.payload(property.column), current.count == payload.count, let start = bytes.baseAddress,
-               let at = current.baseAddress {
-                var record = Array(bytes)
-                let offset = at - start
-                record.withUnsafeMutableBytes { out in
-                    payload.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[offset..<offset + $0.count]).copyMemory(from: $0) }
-                }
-                return record
+        let current = old.slice.payload(property.column)
+        if let current, payload.withUnsafeBytes({ current.sameBytes(as: $0) }) { return }
+        let changed = ChangeSet.columnBit(property.column)
+        if let current, current.count == payload.count, let at = current.baseAddress {
+            // A payload of the same size (numbers, dates, ...) is patched into a copy of the record, which
+            // the object then keeps: one copy, no array.
+            let storage = old.withBytes { bytes in RecordStorage.copy(bytes) }
+            let offset = at - old.slice.base
+            storage.withUnsafeMutablePointerToElements { elements in
+                payload.withUnsafeBytes { UnsafeMutableRawBufferPointer(start: elements + offset, count: $0.count).copyMemory(from: $0) }
             }
-            return replacing(RecordView(bytes), in: info, with: [property.column: payload])
+            try store(info, key: object._key, bytes: storage.bytes, old: old, txn, changed: changed)
+            object._record = RecordBuffer(storage: storage, slice: RecordSlice(storage.bytes))
+        } else {
+            let record = old.withBytes { replacing(RecordView($0), in: info, with: [property.column: payload]) }
+            try store(info, key: object._key, record: record, old: old, txn, changed: changed)
+            object._record = RecordBuffer.make(record)
         }
-        try store(info, key: object._key, record: record, old: old, txn, changed: ChangeSet.columnBit(property.column))
-        object._record = RecordBuffer.make(record)
         object._generation = generation
     }
 

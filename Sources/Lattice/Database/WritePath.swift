@@ -58,6 +58,16 @@ extension Lattice {
     @discardableResult
     func store(_ info: ClassInfo, key: Int64, record: [UInt8]?, old: RecordBuffer?, _ txn: Transaction,
                newKey: Bool = false, changed: UInt64? = nil, keepingEmbedded: Bool = false) throws -> Bool {
+        guard let record else { return try store(info, key: key, bytes: nil, old: old, txn, keepingEmbedded: keepingEmbedded) }
+        return try record.withUnsafeBytes {
+            try store(info, key: key, bytes: $0, old: old, txn, newKey: newKey, changed: changed, keepingEmbedded: keepingEmbedded)
+        }
+    }
+
+    /// `store` of a record's bytes (nil: a delete), which must not move or change until it returns.
+    @discardableResult
+    func store(_ info: ClassInfo, key: Int64, bytes record: UnsafeRawBufferPointer?, old: RecordBuffer?, _ txn: Transaction,
+               newKey: Bool = false, changed: UInt64? = nil, keepingEmbedded: Bool = false) throws -> Bool {
         var replacedEmbedded: [(ClassInfo, Int64)] = []
         var linksChanged = false
         var columns: UInt64 = 0
@@ -68,13 +78,10 @@ extension Lattice {
             var appended = false
             if let record, newKey {
                 // Appending refuses any key not above the last one; then a normal insert decides.
-                let put = try record.withUnsafeBytes { value in
-                    appended = try objects.put(txn, key: objectKey, record: value, mode: .append)
-                    return try appended || objects.put(txn, key: objectKey, record: value, mode: .insertNew)
-                }
-                if !put { return false }
+                appended = try objects.put(txn, key: objectKey, record: record, mode: .append)
+                if try !appended && !objects.put(txn, key: objectKey, record: record, mode: .insertNew) { return false }
             } else if let record {
-                _ = try record.withUnsafeBytes { try objects.put(txn, key: objectKey, record: $0) }
+                _ = try objects.put(txn, key: objectKey, record: record)
             } else {
                 try objects.delete(txn, key: objectKey)
             }
@@ -82,7 +89,7 @@ extension Lattice {
             // index entries go last under their index keys too (a new key with no search for its place,
             // an old one at the end of its last block). Only a hint: a key that is not last is placed.
             let filedLast = appended || (old == nil && !info.keyedByPrimaryKey)
-            // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's array,
+            // Payloads are compared and keyed in place: `old` is a copy and `record` the caller's bytes,
             // so the writes below cannot move them.
             try withRecordView(old) { before in
                 try withRecordView(record) { after in
@@ -155,9 +162,8 @@ extension Lattice {
 
     /// Runs `body` with a view of encoded record bytes (nil when there are none).
     @inline(__always)
-    private func withRecordView<R>(_ record: [UInt8]?, _ body: (RecordView?) throws -> R) rethrows -> R {
-        guard let record else { return try body(nil) }
-        return try record.withUnsafeBytes { try body(RecordView($0)) }
+    private func withRecordView<R>(_ record: UnsafeRawBufferPointer?, _ body: (RecordView?) throws -> R) rethrows -> R {
+        try body(record.flatMap(RecordView.init))
     }
 
     /// The next key of a class without an integer primary key (never reused, so stale objects never
