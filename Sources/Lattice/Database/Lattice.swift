@@ -72,6 +72,9 @@ public final class Lattice {
     /// The record buffer `add` reuses for objects encoded without nested adds (see `addObject`). Without
     /// runtime exclusivity checks: only `addObject` touches it, swapping it with a local array.
     @exclusivity(unchecked) var recordScratch: [UInt8] = []
+    /// The buffer a property setter encodes its value into (see `Object._write`), swapped out while in
+    /// use like `recordScratch`: a setter run inside another's write finds it empty and uses its own.
+    @exclusivity(unchecked) var payloadScratch: [UInt8] = []
     /// The List directory decoded or written last (see `listDirectory(_:owner:)`).
     var listDirectoryCache: ListDirectoryCache?
     /// The MutableSet or Map counted or read last (see `keyedEntries(_:owner:)`).

@@ -204,9 +204,13 @@ open class Object: CustomStringConvertible, Hashable {
         let info = _info!
         let property = info.columns[column]
         lattice.requireWriteForSetter(info, property)
+        // Encoded into the handle's reused buffer: a setter allocates no array for its value.
         var payload: [UInt8] = []
+        swap(&payload, &lattice.payloadScratch)
+        payload.removeAll(keepingCapacity: true)
         value._latticeEncode(into: &payload)
         lattice.setProperty(of: self, property: property, payload: payload)
+        swap(&payload, &lattice.payloadScratch)
     }
 
     /// Binds this (new or just-added) instance to a stored object.
