@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 import XCTest
 @testable import Lattice
@@ -381,6 +382,29 @@ final class PackedTableTests: XCTestCase {
         let reopened = try db.open([PackedNote.self], readOnly: true)
         try check(reopened, "reopened")
         XCTAssertEqual(reopened.verify(), [])
+    }
+
+    /// The key order Lattice gives LMDB is LMDB's default one (bytes compared as by `memcmp`, a prefix
+    /// first), its shortcut for 8-byte keys included: a file stays readable by any LMDB program.
+    func testKeyOrderIsLMDBsDefaultOrder() {
+        var random = SplitMix64(state: 0x0DE7)
+        func key() -> [UInt8] {
+            let count = [0, 1, 7, 8, 8, 8, 9, 16][Int(random.next() % 8)]
+            // Few distinct bytes, so that equal keys and shared prefixes are common.
+            return (0..<count).map { _ in [0, 1, 0x7F, 0x80, 0xFF][Int(random.next() % 5)] }
+        }
+        for _ in 0..<20_000 {
+            let (a, b) = (key(), key())
+            let expected = a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+            let order = a.withUnsafeBytes { x in
+                b.withUnsafeBytes { y in
+                    var left = MDB_val(mv_size: x.count, mv_data: UnsafeMutableRawPointer(mutating: x.baseAddress))
+                    var right = MDB_val(mv_size: y.count, mv_data: UnsafeMutableRawPointer(mutating: y.baseAddress))
+                    return lattice_key_order(&left, &right)
+                }
+            }
+            XCTAssertEqual(order.signum(), Int32(expected), "\(a) against \(b)")
+        }
     }
 
     /// A block's keys found, counted, removed and filed by its deltas of one byte (read eight at a time
