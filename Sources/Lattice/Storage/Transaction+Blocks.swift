@@ -329,31 +329,24 @@ extension Transaction {
         let indexKey = IndexKey(key)
         if let place = all.place(indexKey, storedView.first) { return try edit(table, key, all, place, removing: removing, number) }
         // The edit is written into the scratch buffer, which then becomes the edit's block.
-        var block: [UInt8] = []
-        swap(&block, &all.scratch)
-        switch removing ? storedView.removing(number, into: &block) : storedView.inserting(number, into: &block) {
-        case .unchanged:
-            swap(&block, &all.scratch)
-            return false
-        case .damaged:
-            throw damagedBlock(table, key)
-        case .edited:
-            let edit = EditedBlock(stored: stored, storedView, current: block)
-            if block.count > Blocks.budget {
-                // Full: written now, split in two, so that no edit outgrows a block by much (keys filed
-                // one after another, each above the last, would otherwise make one ever longer).
-                try writeEdit(table, indexKey, edit)
-                return true
-            }
-            if all.editCount >= Transaction.pendingLimit {
-                // A bound on memory: every edit of the table written.
-                for (other, edits) in all.takeEdits() {
-                    for edit in edits { try writeEdit(table, other, edit) }
-                }
-            }
-            all.keep(edit, under: indexKey)
+        guard let block = try editedBlock(table, key, all, {
+            removing ? storedView.removing(number, into: &$0) : storedView.inserting(number, into: &$0)
+        }) else { return false }
+        let edit = EditedBlock(stored: stored, storedView, current: block)
+        if block.count > Blocks.budget {
+            // Full: written now, split in two, so that no edit outgrows a block by much (keys filed
+            // one after another, each above the last, would otherwise make one ever longer).
+            try writeEdit(table, indexKey, edit)
             return true
         }
+        if all.editCount >= Transaction.pendingLimit {
+            // A bound on memory: every edit of the table written.
+            for (other, edits) in all.takeEdits() {
+                for edit in edits { try writeEdit(table, other, edit) }
+            }
+        }
+        all.keep(edit, under: indexKey)
+        return true
     }
 
     /// `edit` of the block the write edited already at `place`: the edit is written into the scratch
@@ -361,37 +354,45 @@ extension Transaction {
     /// again allocates nothing.
     private func edit(_ table: Table, _ key: Bytes, _ all: PendingBlocks, _ place: PendingBlocks.Place, removing: Bool,
                       _ number: UInt64) throws -> Bool {
+        guard var block = try editedBlock(table, key, all, { block in
+            all.withCurrent(place) { current -> BlockEdit in
+                // An edit that removed every key holds an empty block.
+                if current.isEmpty {
+                    if removing { return .unchanged }
+                    block = Blocks.single(number)
+                    return .edited
+                }
+                return current.withUnsafeBytes { bytes in
+                    guard let view = BlockView(bytes) else { return .damaged }
+                    return removing ? view.removing(number, into: &block) : view.inserting(number, into: &block)
+                }
+            }
+        }) else { return false }
+        if block.count > Blocks.budget {
+            // Full: written now, split in two (see above).
+            var edit = all.forget(place)
+            edit.current = block
+            try writeEdit(table, IndexKey(key), edit)
+        } else {
+            all.withCurrent(place) { swap(&$0, &block) }
+            swap(&block, &all.scratch)
+        }
+        return true
+    }
+
+    /// The block `change` writes into the scratch buffer of `all` (taken out meanwhile), or nil when it
+    /// found nothing to change (the buffer is put back); throws for a damaged block.
+    private func editedBlock(_ table: Table, _ key: Bytes, _ all: PendingBlocks, _ change: (inout [UInt8]) -> BlockEdit) throws -> [UInt8]? {
         var block: [UInt8] = []
         swap(&block, &all.scratch)
-        let result = all.withCurrent(place) { current -> BlockEdit in
-            // An edit that removed every key holds an empty block.
-            if current.isEmpty {
-                if removing { return .unchanged }
-                block = Blocks.single(number)
-                return .edited
-            }
-            return current.withUnsafeBytes { bytes in
-                guard let view = BlockView(bytes) else { return .damaged }
-                return removing ? view.removing(number, into: &block) : view.inserting(number, into: &block)
-            }
-        }
-        switch result {
+        switch change(&block) {
         case .unchanged:
             swap(&block, &all.scratch)
-            return false
+            return nil
         case .damaged:
             throw damagedBlock(table, key)
         case .edited:
-            if block.count > Blocks.budget {
-                // Full: written now, split in two (see above).
-                var edit = all.forget(place)
-                edit.current = block
-                try writeEdit(table, IndexKey(key), edit)
-            } else {
-                all.withCurrent(place) { swap(&$0, &block) }
-                swap(&block, &all.scratch)
-            }
-            return true
+            return block
         }
     }
 
