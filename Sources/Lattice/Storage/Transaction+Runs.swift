@@ -189,7 +189,8 @@ extension Transaction {
         if try appendToTail(table, number, value) { return true }
         guard let writes = runWrites else { return false }
         let cursor = try writeCursor(table)
-        guard let (view, place) = try currentRun(cursor, table, number) ?? runPlace(try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor), table, number) else {
+        guard let (view, place) = try currentRun(cursor, number)
+                ?? runPlace(try Runs.floor(cursor, key, env: env, table: table) ?? firstRun(cursor), table, number) else {
             var run = RunWriter()
             run.append(key: number, value: value)
             try store(table, run.encoded(), first: number, count: 1, replacing: nil, cursor)
@@ -223,7 +224,7 @@ extension Transaction {
         try storeTail(table)
         let number = Runs.number(key)
         let cursor = try writeCursor(table)
-        guard let (view, place) = try currentRun(cursor, table, number) ?? runPlace(try Runs.floor(cursor, key, env: env, table: table), table, number),
+        guard let (view, place) = try currentRun(cursor, number) ?? runPlace(try Runs.floor(cursor, key, env: env, table: table), table, number),
               place.index < view.count, place.key == number else { return false }
         let runKey = view.key
         guard let spliced = RunSplice.splice(view, at: place, removing: true, inserting: nil, value: Bytes(start: nil, count: 0),
@@ -237,12 +238,15 @@ extension Transaction {
     }
 
     /// The run `cursor` stands on, and the place of `number` in it, when that run holds `number`: a write
-    /// of an object usually follows a read of it through the same cursor, and then needs no search.
-    private func currentRun(_ cursor: OpaquePointer?, _ table: Table, _ number: UInt64) throws -> (RunView, RunPlace)? {
+    /// of an object usually follows a read of it through the same cursor, and then needs no search. Nil
+    /// otherwise (a run that does not decode included: the search that follows reports it).
+    private func currentRun(_ cursor: OpaquePointer?, _ number: UInt64) -> (RunView, RunPlace)? {
         var k = MDB_val()
         var v = MDB_val()
-        guard mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT) == 0, k.mv_size == 8, Runs.number(bytes(k)) <= number,
-              let (view, place) = try runPlace((k, v), table, number), place.index < view.count, place.key == number else { return nil }
+        guard mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT) == 0, k.mv_size == 8 else { return nil }
+        let runKey = Runs.number(bytes(k))
+        guard runKey <= number, let view = RunView(bytes(v), key: runKey), let place = view.place(of: number),
+              place.index < view.count, place.key == number else { return nil }
         return (view, place)
     }
 
