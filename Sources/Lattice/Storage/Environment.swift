@@ -204,6 +204,7 @@ final class Environment: @unchecked Sendable {
                         }
                         try check(rc)
                     }
+                    // LMDB's default key order, with 8-byte keys compared as numbers (see the CLMDB header).
                     try check(mdb_set_compare(txn, dbi, lattice_key_order))
                     state.tables[spec.name] = Table(id: dbi)
                     // LMDB keeps the flags a table was created with: they tell a packed index.

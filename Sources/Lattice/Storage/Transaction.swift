@@ -601,6 +601,7 @@ final class Transaction {
         try env.check(mdb_drop(txn, table.id, 1))
         var dbi = MDB_dbi()
         try env.check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE | MDB_DUPSORT), &dbi))
+        try env.check(mdb_set_compare(txn, dbi, lattice_key_order))  // as `Environment.openTables` does
         return Table(id: dbi)
     }
 
