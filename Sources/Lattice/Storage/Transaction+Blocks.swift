@@ -204,14 +204,15 @@ extension Transaction {
         }
         guard value.count == 8 else { return false }
         let number = Runs.number(value)
+        let indexKey = IndexKey(key)
         // A number within a block the write edited already is removed there, with no search of LMDB.
-        if let all = runWrites?.blocks[table.id], let place = all.place(IndexKey(key), number, covering: true) {
-            return try edit(table, key, all, place, removing: true, number)
+        if let all = runWrites?.blocks[table.id], let place = all.place(indexKey, number, covering: true) {
+            return try edit(table, key, indexKey, all, place, removing: true, number)
         }
         let cursor = try writeCursor(table)
         // Below every stored block's first key, the number may still be in the first block's edit.
         guard let stored = try floorBlock(cursor, table, key, number) ?? firstBlock(cursor, key) else { return false }
-        return try edit(table, key, stored: stored, removing: true, number)
+        return try edit(table, key, indexKey, stored: stored, removing: true, number)
     }
 
     /// Writes every pending block of `table` (nil: of every table).
@@ -321,13 +322,12 @@ extension Transaction {
     /// Removes `number` from, or files it in, the block the table holds as `stored` under `key`, or the
     /// transaction's edit of it: kept as an edit, written later (see `EditedBlock`). False when the
     /// number was absent (a removal) or filed already.
-    private func edit(_ table: Table, _ key: Bytes, stored: Bytes, removing: Bool, _ number: UInt64) throws -> Bool {
+    private func edit(_ table: Table, _ key: Bytes, _ indexKey: IndexKey, stored: Bytes, removing: Bool, _ number: UInt64) throws -> Bool {
         guard let storedView = BlockView(stored) else { throw damagedBlock(table, key) }
         guard let all = pendingBlocks(table) else {
             throw LatticeError.storage(path: env.path, code: EINVAL, message: "a packed index changed outside a write transaction.")
         }
-        let indexKey = IndexKey(key)
-        if let place = all.place(indexKey, storedView.first) { return try edit(table, key, all, place, removing: removing, number) }
+        if let place = all.place(indexKey, storedView.first) { return try edit(table, key, indexKey, all, place, removing: removing, number) }
         // The edit is written into the scratch buffer, which then becomes the edit's block.
         guard let block = try editedBlock(table, key, all, {
             removing ? storedView.removing(number, into: &$0) : storedView.inserting(number, into: &$0)
@@ -352,8 +352,8 @@ extension Transaction {
     /// `edit` of the block the write edited already at `place`: the edit is written into the scratch
     /// buffer, which then trades places with the block it replaces, so that a block edited again and
     /// again allocates nothing.
-    private func edit(_ table: Table, _ key: Bytes, _ all: PendingBlocks, _ place: PendingBlocks.Place, removing: Bool,
-                      _ number: UInt64) throws -> Bool {
+    private func edit(_ table: Table, _ key: Bytes, _ indexKey: IndexKey, _ all: PendingBlocks, _ place: PendingBlocks.Place,
+                      removing: Bool, _ number: UInt64) throws -> Bool {
         guard var block = try editedBlock(table, key, all, { block in
             all.withCurrent(place) { current -> BlockEdit in
                 // An edit that removed every key holds an empty block.
@@ -372,7 +372,7 @@ extension Transaction {
             // Full: written now, split in two (see above).
             var edit = all.forget(place)
             edit.current = block
-            try writeEdit(table, IndexKey(key), edit)
+            try writeEdit(table, indexKey, edit)
         } else {
             all.withCurrent(place) { swap(&$0, &block) }
             swap(&block, &all.scratch)
@@ -409,8 +409,9 @@ extension Transaction {
     /// an edit of it (see `edit`).
     private func insert(_ table: Table, _ key: Bytes, _ number: UInt64) throws {
         try storeBlock(table, key)
-        if let all = runWrites?.blocks[table.id], let place = all.place(IndexKey(key), number, covering: true) {
-            _ = try edit(table, key, all, place, removing: false, number)
+        let indexKey = IndexKey(key)
+        if let all = runWrites?.blocks[table.id], let place = all.place(indexKey, number, covering: true) {
+            _ = try edit(table, key, indexKey, all, place, removing: false, number)
             return
         }
         let cursor = try writeCursor(table)
@@ -419,7 +420,7 @@ extension Transaction {
             _ = try rawPutBlock(table, key, Blocks.single(number), flags: 0)
             return
         }
-        _ = try edit(table, key, stored: stored, removing: false, number)  // false: filed already
+        _ = try edit(table, key, indexKey, stored: stored, removing: false, number)  // false: filed already
     }
 
     /// The block of `key` whose first object key is the greatest not above `number` (the LMDB cursor left
