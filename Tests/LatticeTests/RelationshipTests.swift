@@ -455,6 +455,86 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(lattice.verify(), [])
     }
 
+    func testAppendingStoredObjectsOneAtATimeKeepsListBacklinksAndOwnerCurrent() throws {
+        let lattice = try open()
+        let owner = Owner()
+        owner.name = "first"
+        try lattice.write {
+            try lattice.add(owner)
+            for i in 0..<200 { try lattice.add(try Pet(value: ["name": "p\(i)"])) }
+        }
+        let pets = Array(lattice.objects(Pet.self))
+        try lattice.write {
+            for pet in pets { owner.dogs.append(pet) }
+            // A second and third link from the same list to one pet, and one more to another.
+            owner.dogs.append(pets[7])
+            owner.dogs.append(pets[7])
+            owner.dogs.append(pets[9])
+            // The owner's record written through another instance: the first one reads the new value.
+            lattice.objects(Owner.self).first?.name = "renamed"
+            owner.dogs.append(pets[0])
+            XCTAssertEqual(owner.name, "renamed")
+            // Several links at once from a list that had none to the pet, and from one that had one.
+            let other = Owner()
+            try lattice.add(other)
+            other.dogs.append(objectsIn: [pets[3], pets[3], pets[3]])
+            other.dogs.append(objectsIn: [pets[3], pets[3]])
+        }
+        XCTAssertEqual(pets[3].walkers.count, 6)
+        XCTAssertEqual(owner.dogs.count, 204)
+        XCTAssertEqual(pets[7].walkers.count, 3)
+        XCTAssertEqual(pets[9].walkers.count, 2)
+        XCTAssertEqual(pets[0].walkers.count, 2)
+        XCTAssertEqual(pets[100].walkers.count, 1)
+        XCTAssertEqual(lattice.verify(), [])
+
+        // A stored object deleted through another instance cannot be appended: the write fails as a whole.
+        let gone = pets[50]
+        try lattice.write { try lattice.delete(lattice.objects(Pet.self).filter("name == 'p50'").first!) }
+        assertLatticeError(try lattice.write {
+            owner.dogs.append(pets[60])
+            owner.dogs.append(gone)
+        }, .objectInvalidated(className: "Pet"))
+        XCTAssertEqual(owner.dogs.count, 203)   // the deletion took its entry; the failed write added none
+        XCTAssertEqual(pets[60].walkers.count, 1)
+
+        let reopened = try open()
+        let stored = try XCTUnwrap(reopened.objects(Owner.self).first)
+        XCTAssertEqual(stored.name, "renamed")
+        XCTAssertEqual(stored.dogs.map(\.name), owner.dogs.map(\.name))
+        XCTAssertEqual(stored.dogs.filter { $0.name == "p7" }.count, 3)
+        XCTAssertEqual(reopened.verify(), [])
+    }
+
+    func testListAppendsThatFillTheMapGrowItAndLoseNothing() throws {
+        config.initialMapSize = 1 << 20
+        let lattice = try open()
+        let owner = Owner()
+        let pets = try (0..<300).map { i in try Pet(value: ["name": "pet \(i)"]) }
+        try lattice.write {
+            try lattice.add(owner)
+            for pet in pets { try lattice.add(pet) }
+        }
+        // Each append rewrites the list's last chunk in place; the map fills several times in this write.
+        var names: [String] = []
+        try lattice.write {
+            for i in 0..<40_000 {
+                let name = "nickname \(i) " + String(repeating: "x", count: i % 50)
+                owner.nicknames.append(name)
+                names.append(name)
+                if i % 10 == 0 { owner.dogs.append(pets[(i / 10) % pets.count]) }
+            }
+        }
+        XCTAssertGreaterThan(try lattice.fileInfo().mapSize, 1 << 20)
+        let reopened = try open()
+        let stored = try XCTUnwrap(reopened.objects(Owner.self).first)
+        XCTAssertEqual(Array(stored.nicknames), names)
+        XCTAssertEqual(stored.dogs.count, 4_000)
+        XCTAssertEqual(stored.dogs.map(\.name).prefix(3), ["pet 0", "pet 1", "pet 2"])
+        XCTAssertEqual(reopened.objects(Pet.self).filter { $0.walkers.count == 14 }.count, 100)
+        XCTAssertEqual(reopened.verify(), [])
+    }
+
     func testMutableSet() throws {
         let lattice = try open()
         let owner = Owner()

@@ -151,23 +151,41 @@ extension Lattice {
     /// The key of a managed object of this file, checked to exist in this handle's view. An object of
     /// another handle on the same file is fine: only its key is used, never its cached state.
     func existingKey(of object: Object) throws -> Int64 {
-        try existingRecord(of: object).key
+        let info = try checkedOwner(of: object)
+        // This handle's own instance holding its record read in this generation: that is the stored
+        // record (any write since would have started another generation), no lookup needed.
+        if object._lattice === self && object._generation == generation && object._slice != nil { return object._key }
+        // The stored record's creation stamp, read where it is: a link needs the key, not a copy.
+        let stamp = try KeyCodec.withObjectKey(object._key) { k in
+            try readTransaction().get(info.objectsTable, k) { $0.map { RecordLayout($0)?.stamp ?? 0 } }
+        }
+        guard let stamp, object._stamp == 0 || stamp == object._stamp else {
+            throw LatticeError.objectInvalidated(className: info.name)
+        }
+        return object._key
     }
 
     /// `existingKey(of:)` with the record it read.
     private func existingRecord(of object: Object) throws -> (key: Int64, record: RecordBuffer) {
+        let info = try checkedOwner(of: object)
+        // This handle's own instance holding a copy of its record read in this generation: that is the
+        // stored record (any write since would have started another generation), no lookup needed.
+        let cached = object._lattice === self && object._generation == generation ? object._record : nil
+        guard let record = try cached ?? fetchRecord(info, key: object._key),
+              object._stamp == 0 || record.stamp == object._stamp else {
+            throw LatticeError.objectInvalidated(className: info.name)
+        }
+        return (object._key, record)
+    }
+
+    /// The class of managed `object` when a handle on this file manages it and has not been invalidated since.
+    private func checkedOwner(of object: Object) throws -> ClassInfo {
         let name = object._info?.name ?? "\(type(of: object))"
         guard let owner = object._lattice, owner.env === env, let info = object._info else {
             throw LatticeError.objectFromAnotherLattice(className: name)
         }
-        // This handle's own instance holding a copy of its record read in this generation: that is the
-        // stored record (any write since would have started another generation), no lookup needed.
-        let cached = owner === self && object._generation == generation ? object._record : nil
-        guard object._epoch == owner.epoch, let record = try cached ?? fetchRecord(info, key: object._key),
-              object._stamp == 0 || record.stamp == object._stamp else {
-            throw LatticeError.objectInvalidated(className: name)
-        }
-        return (object._key, record)
+        guard object._epoch == owner.epoch else { throw LatticeError.objectInvalidated(className: name) }
+        return info
     }
 
     /// Adds `object` and what it reaches; returns its key.

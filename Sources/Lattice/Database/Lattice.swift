@@ -54,6 +54,10 @@ public final class Lattice {
     /// so a loop setting a property of each element does not read them again on every step. Unchecked
     /// like `generation`.
     @exclusivity(unchecked) private(set) var structure: UInt64 = 1
+    /// Changes on every write of a record, and with every `didChange`: a collection change during which it
+    /// stayed the same wrote no record, so the collection's owner keeps the record it read (see
+    /// `ManagedCollection.mutate`).
+    @exclusivity(unchecked) private(set) var recordWrites: UInt64 = 0
     /// Changes with `generation` except on the write path's writes of records and collections: with
     /// `classWrites`, what the objects of one class matching a query on their own values depend on.
     @exclusivity(unchecked) private var view: UInt64 = 1
@@ -537,6 +541,7 @@ public final class Lattice {
     /// Marks everything read so far as possibly stale.
     func didChange() {
         generation &+= 1
+        recordWrites &+= 1
         structure &+= 1
         view &+= 1
     }
@@ -552,6 +557,7 @@ public final class Lattice {
     /// when one was added or deleted or one of `columns` (a `ChangeSet.columnBit` mask) was written.
     func didWriteRecord(of info: ClassInfo, addedOrDeleted: Bool, linksChanged: Bool, columns: UInt64) {
         generation &+= 1
+        recordWrites &+= 1
         if addedOrDeleted || linksChanged { structure &+= 1 }
         guard addedOrDeleted || columns != 0 else { return }
         let id = ObjectIdentifier(info)

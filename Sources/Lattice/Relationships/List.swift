@@ -119,7 +119,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public func append(_ element: Element) {
         guard let managed else { return values.append(element) }
         // Directly, not through `replaceSubrange`: appending one entry at a time is the common loop.
-        managed.mutate(keepingOwnerRecord: Element._latticeObjectType == nil) { lattice, owner in
+        managed.mutate { lattice, owner in
             let store = store(lattice, owner)
             try store.insert([managed.encode(element)], at: store.count())
         }

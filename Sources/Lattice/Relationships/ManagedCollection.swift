@@ -23,15 +23,16 @@ struct ManagedCollection {
     /// Runs a mutation: outside a write transaction it stops with a message; inside, a failure fails the
     /// transaction at commit (collection mutators cannot throw).
     ///
-    /// With `keepingOwnerRecord` (the caller adds no object: only values enter the collection) the owner's
-    /// cached record stays current: a collection change rewrites no record of its owner (the column's
-    /// payload is empty), so the next change need not fetch it again to check that the owner exists.
-    func mutate(keepingOwnerRecord: Bool = false, _ body: (Lattice, Int64) throws -> Void) {
+    /// A change that wrote no record (it added, deleted or unlinked no object: values, or objects already
+    /// stored, entered or left the collection) leaves the owner's cached record current: a collection's
+    /// entries are stored apart from its owner's record (the column's payload is empty), so the next
+    /// change need not fetch the record again to check that the owner exists.
+    func mutate(_ body: (Lattice, Int64) throws -> Void) {
         lattice.requireWriteForSetter(info, property)
         let key = ownerKey
-        let before = lattice.generation
+        let before = (generation: lattice.generation, recordWrites: lattice.recordWrites)
         lattice.recordingFailure { try body(lattice, key) }
-        if keepingOwnerRecord { owner.keepRecord(currentAt: before, lattice) }
+        if lattice.recordWrites == before.recordWrites { owner.keepRecord(currentAt: before.generation, lattice) }
     }
 
     /// The payload of an element, adding an unmanaged object element first.

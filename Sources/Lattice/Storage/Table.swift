@@ -15,4 +15,7 @@ enum PutMode: Sendable {
     case append
     /// The value sorts after every duplicate of its key. Refused (false) when it does not.
     case appendDuplicate
+    /// Sorted-duplicates tables: adds the value unless the key already has it (`put` returns false then):
+    /// one search where a lookup and then a put would take two.
+    case newDuplicate
 }

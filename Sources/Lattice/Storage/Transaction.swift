@@ -401,15 +401,68 @@ final class Transaction {
             let flags: UInt32 = mode == .insertNew ? 1 : mode == .append ? 2 : 0
             return try logged(.runPut, table, key, value, flags: flags) { try runPut(table, key, value, mode: mode) }
         case .blocks:
+            if mode == .newDuplicate,
+               try withCursor(table, { try $0.seek(key: key, atLeastValue: value)?.value.elementsEqual(value) }) == true {
+                return false
+            }
             let last = mode == .appendDuplicate
             try logged(.blockAdd, table, key, value, flags: last ? 1 : 0) { try blockAdd(table, key, value, last: last) }
             return true
         case .none:
             break
         }
-        guard isSealed(table) else { return try putValue(table, key, value, mode: mode) }
+        return try withStoredForm(table, key, value) { try putValue(table, key, $0, mode: mode) }
+    }
+
+    /// Replaces the value under `key` of a table without duplicates by the one `body` makes of it: `body`
+    /// gets the value as `get` gives it (nil when `key` has none) and returns the new one (nil: leave it
+    /// as it is); it must not write. In a plain table of a plaintext file the new value is written where
+    /// the lookup's cursor stands (`MDB_CURRENT`): one search of the tree where `get` and `put` take two.
+    func replace(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> [UInt8]?) throws {
+        try checkThread("A write")
+        var flags: UInt32 = 0
+        guard packing(table) == .none, ciphers.isEmpty || cipher(table) == nil, runWrites != nil,
+              mdb_dbi_flags(txn, table.id, &flags) == 0, flags & UInt32(MDB_DUPSORT) == 0 else {
+            return try replaceByGetAndPut(table, key, body)
+        }
+        let cursor = try writeCursor(table)
+        var k = mdbVal(key)
+        var v = MDB_val()
+        let rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_KEY)
+        if rc == MDB_NOTFOUND { return try replaceByGetAndPut(table, key, body) }
+        try env.check(rc)
+        try ValueBounds.check(v, pageSize: pageSize, env)
+        guard let new = try body(isSealed(table) ? Cursor.opened(table, key, bytes(v), env) : bytes(v)) else { return }
+        try new.withUnsafeBytes { value in
+            try withStoredForm(table, key, value) { stored in
+                try reserveLog(key, stored)
+                var k = mdbVal(key)
+                var v = mdbVal(stored)
+                let rc = mdb_cursor_put(cursor, &k, &v, UInt32(MDB_CURRENT))
+                if rc == MDB_MAP_FULL {
+                    // The grown map's new transaction has none of this one's cursors: a plain put.
+                    try growAndReplay()
+                    _ = try putValue(table, key, stored, mode: .upsert)
+                    return
+                }
+                try env.check(rc)
+                record(.put, table, key, stored, flags: 0)
+            }
+        }
+    }
+
+    /// `replace` as a lookup and then a put.
+    private func replaceByGetAndPut(_ table: Table, _ key: Bytes, _ body: (Bytes?) throws -> [UInt8]?) throws {
+        guard let new = try get(table, key, body) else { return }
+        try new.withUnsafeBytes { _ = try put(table, key, $0) }
+    }
+
+    /// Passes `value` to `body` as `table` stores it under `key`: encrypted, followed by its checksum, or
+    /// as it is. A checksummed value is sealed into a buffer the transaction reuses.
+    private func withStoredForm<R>(_ table: Table, _ key: Bytes, _ value: Bytes, _ body: (Bytes) throws -> R) throws -> R {
+        guard isSealed(table) else { return try body(value) }
         if !ciphers.isEmpty, let cipher = cipher(table), !cipher.isPlain(key) {
-            return try cipher.seal(key: key, value: value).withUnsafeBytes { try putValue(table, key, $0, mode: mode) }
+            return try cipher.seal(key: key, value: value).withUnsafeBytes(body)
         }
         let size = value.count + Checksum.size
         if size > sealCapacity {
@@ -422,7 +475,7 @@ final class Transaction {
         }
         guard let buffer = sealBuffer else { throw LatticeError.storage(path: env.path, code: ENOMEM, message: "Out of memory.") }
         Checksum.seal(key: key, value: value, to: buffer)
-        return try putValue(table, key, Bytes(start: buffer, count: size), mode: mode)
+        return try body(Bytes(start: buffer, count: size))
     }
 
     /// Stores `value` under `key` as it is, neither sealed nor packed (a run, or a packed table's count,
@@ -441,6 +494,7 @@ final class Transaction {
         case .insertNew: flags = UInt32(MDB_NOOVERWRITE)
         case .append: flags = UInt32(MDB_APPEND)
         case .appendDuplicate: flags = UInt32(MDB_APPENDDUP)
+        case .newDuplicate: flags = UInt32(MDB_NODUPDATA)
         }
         while true {
             var k = mdbVal(key)

@@ -119,10 +119,15 @@ struct BacklinkTable {
     /// after the last one, or removes the last ones.
     func adjust(_ txn: Transaction, linkID: UInt32, source: Int64, target: Int64, by delta: Int) throws {
         guard delta != 0 else { return }
-        let key = BacklinkTable.key(target, linkID)
-        try key.withUnsafeBytes { k in
+        // Keys and values are built on the stack (`[object key][u32]`, as `key` and `value` make them).
+        try KeyCodec.withObjectKey(target, suffix: linkID) { k in
+            // One more link from a source with none (the common case): ordinal 0 is absent, and adding it
+            // is one put, where counting first would search the duplicates once more.
+            if delta == 1, try KeyCodec.withObjectKey(source, suffix: 0, { try txn.put(table, k, $0, mode: .newDuplicate) }) {
+                return
+            }
             // The number of links this source has now: its values are consecutive, from ordinal 0.
-            let current = try BacklinkTable.value(source, 0).withUnsafeBytes { first in
+            let current = try KeyCodec.withObjectKey(source, suffix: 0) { first in
                 try txn.withCursor(table) { cursor -> Int in
                     var n = 0
                     var entry = try cursor.seek(key: k, atLeastValue: first)
@@ -135,10 +140,10 @@ struct BacklinkTable {
             }
             let next = max(0, current + delta)
             for ordinal in next..<max(next, current) {
-                _ = try BacklinkTable.value(source, UInt32(ordinal)).withUnsafeBytes { try txn.delete(table, k, value: $0) }
+                _ = try KeyCodec.withObjectKey(source, suffix: UInt32(ordinal)) { try txn.delete(table, k, value: $0) }
             }
             for ordinal in current..<max(current, next) {
-                try BacklinkTable.value(source, UInt32(ordinal)).withUnsafeBytes { _ = try txn.put(table, k, $0) }
+                try KeyCodec.withObjectKey(source, suffix: UInt32(ordinal)) { _ = try txn.put(table, k, $0) }
             }
         }
     }

@@ -358,12 +358,19 @@ struct ListTable {
         let last = directory.chunks.count - 1
         let entry = directory.chunks[last]
         guard entry.count + payloads.count <= ListTable.chunkCapacity else { return false }
-        var record: [UInt8] = []
-        let fits = try withChunk(txn, entry) { view in
-            Record.appending(payloads, to: view, maxPayloadBytes: ListTable.chunkBytes, into: &record)
+        // Read and written back in one search of the table.
+        var fits = false
+        try withKey(entry.id) { k in
+            try txn.replace(table, k) { bytes in
+                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
+                    throw damagedChunk(txn, entry.id, found: bytes)
+                }
+                var record: [UInt8] = []
+                fits = Record.appending(payloads, to: view, maxPayloadBytes: ListTable.chunkBytes, into: &record)
+                return fits ? record : nil
+            }
         }
         guard fits else { return false }
-        try writeChunk(txn, entry.id, record: record)
         directory.setCount(entry.count + payloads.count, ofChunk: last)
         return true
     }
