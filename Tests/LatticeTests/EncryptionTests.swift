@@ -97,6 +97,12 @@ final class EncryptionTests: XCTestCase {
         let reread = try XCTUnwrap(again.object(ofType: SecretNote.self, forPrimaryKey: "MARMOT-ID-7"))
         XCTAssertEqual(Set(reread.tags), ["PANGOLIN-TAG-7"])
         XCTAssertEqual(Array(reread.scores.keys), ["a", "b"], "map keys come back in key order")
+        // Reads by position of a list of values over several chunks, each decrypted when read.
+        let lines = (0..<600).map { "NARWHAL-LINE-\($0)-" + String(repeating: "y", count: $0 % 40) }
+        try again.write { for line in lines { reread.lines.append(line) } }
+        let all = ["NARWHAL-LINE-7"] + lines
+        XCTAssertEqual((0..<reread.lines.count).map { reread.lines[$0] }, all)
+        XCTAssertEqual((0..<reread.lines.count).reversed().map { reread.lines[$0] }, Array(all.reversed()))
         XCTAssertEqual(again.verify(), [])
     }
 

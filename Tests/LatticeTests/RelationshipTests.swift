@@ -535,6 +535,56 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(reopened.verify(), [])
     }
 
+    func testValueListReadByPositionStaysCurrentAcrossChunksWritesAndViews() throws {
+        let lattice = try open()
+        let owner = Owner()
+        var model = (0..<1_000).map { "n\($0)" }
+        try lattice.write {
+            try lattice.add(owner)
+            for name in model { owner.nicknames.append(name) }
+        }
+        let list = owner.nicknames
+        // Index loops both ways over four chunks, and the collection algorithms that read by position.
+        XCTAssertEqual((0..<list.count).map { list[$0] }, model)
+        XCTAssertEqual((0..<list.count).reversed().map { list[$0] }, Array(model.reversed()))
+        XCTAssertEqual(Array(list.reversed()), Array(model.reversed()))
+        XCTAssertEqual(list.last { $0.hasSuffix("7") }, "n997")
+        XCTAssertEqual(list.firstIndex { $0 == "n600" }, 600)
+
+        // A write after a read by position: the next read sees it, in the chunk read before and elsewhere.
+        XCTAssertEqual(list[300], "n300")
+        try lattice.write { list[301] = "changed"; list.append("last") }
+        model[301] = "changed"
+        model.append("last")
+        XCTAssertEqual(list[301], "changed")
+        XCTAssertEqual(list[1_000], "last")
+        // Inside a write: entries move under reads by position.
+        try lattice.write {
+            XCTAssertEqual(list[302], "n302")
+            list.insert("front", at: 0)
+            XCTAssertEqual(list[0], "front")
+            XCTAssertEqual(list[302], "changed")
+            list.remove(at: 0)
+            XCTAssertEqual(list[302], "n302")
+        }
+        XCTAssertEqual((0..<list.count).map { list[$0] }, model)
+
+        // Another handle's commit, seen after a refresh.
+        let other = try open()
+        try other.write { other.objects(Owner.self).first!.nicknames[500] = "from other" }
+        lattice.refresh()
+        model[500] = "from other"
+        XCTAssertEqual(list[500], "from other")
+        XCTAssertEqual((0..<list.count).map { list[$0] }, model)
+
+        // A frozen list keeps its version while the live one moves on.
+        let frozen = list.freeze()
+        try lattice.write { list[0] = "live" }
+        XCTAssertEqual(frozen[0], "n0")
+        XCTAssertEqual((0..<frozen.count).map { frozen[$0] }, model)
+        XCTAssertEqual(list[0], "live")
+    }
+
     func testMutableSet() throws {
         let lattice = try open()
         let owner = Owner()

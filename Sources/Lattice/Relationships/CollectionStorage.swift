@@ -19,6 +19,12 @@ struct ListStore {
         try table.withPayload(lattice.readTransaction(), at: index, in: directory(), body)
     }
 
+    /// The chunk holding entry `index` and the position of its first entry (see `ListTable.chunk`); nil
+    /// when out of range.
+    func chunk(holding index: Int) throws -> (start: Int, view: RecordView)? {
+        try table.chunk(lattice.readTransaction(), holding: index, in: directory())
+    }
+
     /// Passes the payload of the first (or last) entry to `body`; nil when the list is empty. Without a
     /// directory at hand, the stored one is read in place, not decoded.
     func withEndPayload<R>(first: Bool, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {

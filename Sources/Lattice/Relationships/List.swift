@@ -19,12 +19,15 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// of the handle's view, and the positional reader over them. Nil otherwise (every new instance of a
     /// model makes an unmanaged list for each List property: it allocates nothing more).
     private let objectReads: ListObjectReads?
+    /// A managed List of values reads entries by position from the chunk it read last; nil otherwise.
+    private let valueReads: ListValueReads?
 
     /// An empty, unmanaged list.
     public init() {
         managed = nil
         objectTarget = nil
         objectReads = nil
+        valueReads = nil
     }
 
     init(managed: ManagedCollection) {
@@ -32,6 +35,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         let target = managed.property.target
         objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
         objectReads = objectTarget == nil ? nil : ListObjectReads(managed.lattice)
+        valueReads = objectTarget == nil ? ListValueReads() : nil
     }
 
     /// The stored class of the elements when they are objects of exactly that class (not dynamic
@@ -71,8 +75,11 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// needs a stack slot sized at run time, which the subscript would otherwise make for objects too.
     @inline(never)
     private func value(at position: Int, _ managed: ManagedCollection) -> Element {
-        let element = managed.read { lattice, owner in
-            try store(lattice, owner).withPayload(at: position) { managed.element($0, Element.self) }
+        let read = { (payload: UnsafeRawBufferPointer) in managed.element(payload, Element.self) }
+        let element = if let valueReads {
+            valueReads.withPayload(at: position, managed, read)
+        } else {
+            managed.read { lattice, owner in try store(lattice, owner).withPayload(at: position, read) }
         }
         guard let element else { preconditionFailure("Index \(position) is out of range for List '\(managed.name)' of \(count) elements.") }
         return element
@@ -348,6 +355,37 @@ func describeCollection<E>(_ name: String, _ elements: [E]) -> String {
 /// The object reads of a List of objects: not generic, so that this work is compiled once, optimized,
 /// instead of running unspecialized in every client (where each optional it handles costs a metadata
 /// lookup).
+/// Reads by position of a managed List of values (an index loop, `reversed()`, `last(where:)`): the chunk
+/// read last, kept where the read snapshot has it, serves the positions it holds while the handle's view
+/// stays the same, so such a loop looks each chunk up once instead of once per entry. Inside a write (whose
+/// values move with its updates) and on encrypted or frozen handles, every read looks its chunk up.
+final class ListValueReads {
+    // Without runtime exclusivity checks: only `withPayload` touches it, under the handle's
+    // `synchronized`, and nothing it calls comes back here.
+    @exclusivity(unchecked) private var chunk: (generation: UInt64, start: Int, view: RecordView)?
+
+    /// Passes the payload of entry `position` to `body`; nil when out of range.
+    func withPayload<R>(at position: Int, _ managed: ManagedCollection, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if let chunk, chunk.generation == lattice.generation, position >= chunk.start, position - chunk.start < chunk.view.count,
+               let payload = chunk.view.payload(position - chunk.start) {
+                return body(payload)
+            }
+            return managed.read { lattice, owner in
+                let store = ListStore(lattice: lattice, property: managed.property, owner: owner)
+                // A chunk that does not hold the payload is damage: the plain read reports it.
+                guard lattice.lendsRecords(try lattice.readTransaction()), let found = try store.chunk(holding: position),
+                      let payload = found.view.payload(position - found.start) else {
+                    return try store.withPayload(at: position, body)
+                }
+                chunk = (lattice.generation, found.start, found.view)
+                return body(payload)
+            }
+        }
+    }
+}
+
 final class ListObjectReads {
     // Without runtime exclusivity checks (a call on every read): only `keys(_:)` touches them, under the
     // handle's `synchronized`, and nothing it calls comes back here.

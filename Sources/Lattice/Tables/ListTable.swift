@@ -213,6 +213,14 @@ struct ListTable {
         return try withPayload(txn, ofChunk: directory.chunks[chunk], at: offset, body)
     }
 
+    /// The chunk holding entry `index`, as `txn` returns it (where the map has it when `txn` lends records:
+    /// valid while its snapshot is open), and the position of its first entry; nil when out of range.
+    func chunk(_ txn: Transaction, holding index: Int, in directory: Directory) throws -> (start: Int, view: RecordView)? {
+        guard index >= 0, index < directory.total else { return nil }
+        let (chunk, offset) = directory.locate(index)
+        return (index - offset, try withChunk(txn, directory.chunks[chunk]) { $0 })
+    }
+
     /// Passes the payload of the first (or last) entry to `body`, reading the stored directory where it
     /// is (`first`/`last` of a list read once); nil when the list is empty.
     func withEndPayload<R>(_ txn: Transaction, first: Bool, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
