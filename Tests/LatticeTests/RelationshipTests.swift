@@ -61,6 +61,16 @@ final class Address: EmbeddedObject {
     @Persisted var city = ""
 }
 
+final class RTeam: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var members: List<RMember>
+}
+
+final class RMember: Object {
+    @Persisted(primaryKey: true) var id: Int64
+    @Persisted var team: RTeam?
+}
+
 final class RelationshipTests: XCTestCase {
     var url: URL!
     var config: Lattice.Configuration!
@@ -68,7 +78,7 @@ final class RelationshipTests: XCTestCase {
     override func setUp() {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("rel-\(UUID().uuidString).lattice")
         config = Lattice.Configuration(fileURL: url, objectTypes: [RPerson.self, RepairShop.self, Car.self, Repair.self, Sticker.self,
-                                                                   Owner.self, Pet.self, Address.self])
+                                                                   Owner.self, Pet.self, Address.self, RTeam.self, RMember.self])
     }
 
     override func tearDown() {
@@ -583,6 +593,28 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(frozen[0], "n0")
         XCTAssertEqual((0..<frozen.count).map { frozen[$0] }, model)
         XCTAssertEqual(list[0], "live")
+    }
+
+    func testObjectsAddedLinkingToAnObjectAddedInTheSameWrite() throws {
+        let lattice = try open()
+        try lattice.write {
+            let listed = RTeam()
+            listed.id = 1
+            let linked = RTeam()
+            linked.id = 2
+            try lattice.add(listed)
+            try lattice.add(linked)
+            for i in 1...2_000 {
+                let member = RMember()
+                member.id = Int64(i)
+                if i % 5 == 2 { member.team = linked }
+                try lattice.add(member)
+                if i % 5 == 0 { listed.members.append(member) }
+            }
+        }
+        XCTAssertEqual(lattice.objects(RMember.self).filter { $0.team?.id == 2 }.count, 400)
+        XCTAssertEqual(lattice.object(ofType: RTeam.self, forPrimaryKey: Int64(1))?.members.count, 400)
+        XCTAssertEqual(lattice.verify(), [])
     }
 
     func testMutableSet() throws {

@@ -156,13 +156,27 @@ extension Lattice {
         // record (any write since would have started another generation), no lookup needed.
         if object._lattice === self && object._generation == generation && object._slice != nil { return object._key }
         // The stored record's creation stamp, read where it is: a link needs the key, not a copy.
-        let stamp = try KeyCodec.withObjectKey(object._key) { k in
-            try readTransaction().get(info.objectsTable, k) { $0.map { RecordLayout($0)?.stamp ?? 0 } }
-        }
-        guard let stamp, object._stamp == 0 || stamp == object._stamp else {
+        guard let stamp = try storedStamp(info, key: object._key, in: readTransaction()),
+              object._stamp == 0 || stamp == object._stamp else {
             throw LatticeError.objectInvalidated(className: info.name)
         }
         return object._key
+    }
+
+    /// The creation stamp of the record stored under `key` (0: none), read where it is; nil without a record.
+    // The lookup's closure returns a plain Int64 (-1: no record), not `UInt64?`: with the optional, the
+    // Swift 6.3.1 release build left garbage in the error register after a lookup that first wrote the
+    // write's pending tail run, and the caller crashed on it (debug builds were fine). Out of line too,
+    // as `fetchStorage` is.
+    @inline(never)
+    private func storedStamp(_ info: ClassInfo, key: Int64, in txn: Transaction) throws -> UInt64? {
+        let stamp = try KeyCodec.withObjectKey(key) { k in
+            try txn.get(info.objectsTable, k) { bytes -> Int64 in
+                guard let bytes else { return -1 }
+                return Int64(bitPattern: RecordLayout(bytes)?.stamp ?? 0)
+            }
+        }
+        return stamp == -1 ? nil : UInt64(bitPattern: stamp)
     }
 
     /// `existingKey(of:)` with the record it read.
