@@ -352,9 +352,6 @@ func describeCollection<E>(_ name: String, _ elements: [E]) -> String {
     return "\(name) [\n" + shown.joined(separator: ",\n") + more + "\n]"
 }
 
-/// The object reads of a List of objects: not generic, so that this work is compiled once, optimized,
-/// instead of running unspecialized in every client (where each optional it handles costs a metadata
-/// lookup).
 /// Reads by position of a managed List of values (an index loop, `reversed()`, `last(where:)`): the chunk
 /// read last, kept where the read snapshot has it, serves the positions it holds while the handle's view
 /// stays the same, so such a loop looks each chunk up once instead of once per entry. Inside a write (whose
@@ -386,6 +383,9 @@ final class ListValueReads {
     }
 }
 
+/// The object reads of a List of objects: not generic, so that this work is compiled once, optimized,
+/// instead of running unspecialized in every client (where each optional it handles costs a metadata
+/// lookup).
 final class ListObjectReads {
     // Without runtime exclusivity checks (a call on every read): only `keys(_:)` touches them, under the
     // handle's `synchronized`, and nothing it calls comes back here.
