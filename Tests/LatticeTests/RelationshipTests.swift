@@ -545,6 +545,23 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(reopened.verify(), [])
     }
 
+    func testAppendsToChunksLargerThanAPageReadBackExactly() throws {
+        let lattice = try open()
+        let owner = Owner()
+        // Entries of 1-5 KiB: a chunk soon spans several pages (LMDB's overflow pages), grows in place or
+        // moves with each append, and splits by size at 64 KiB.
+        let texts = (0..<120).map { i in String(repeating: Character(UnicodeScalar(UInt8(65 + i % 26))), count: 1_024 * (1 + i % 5)) }
+        try lattice.write { try lattice.add(owner) }
+        for batch in stride(from: 0, to: texts.count, by: 40) {
+            try lattice.write { for text in texts[batch..<batch + 40] { owner.nicknames.append(text) } }
+        }
+        XCTAssertEqual(Array(owner.nicknames), texts)
+        let reopened = try open()
+        let stored = try XCTUnwrap(reopened.objects(Owner.self).first)
+        XCTAssertEqual((0..<stored.nicknames.count).map { stored.nicknames[$0] }, texts)
+        XCTAssertEqual(reopened.verify(), [])
+    }
+
     func testValueListReadByPositionStaysCurrentAcrossChunksWritesAndViews() throws {
         let lattice = try open()
         let owner = Owner()
