@@ -247,14 +247,16 @@ struct ListTable {
     /// Passes the chunk a directory entry names to `body`, where the snapshot has it; throws `corruptFile`
     /// unless it holds the `count` payloads the directory says.
     private func withChunk<R>(_ txn: Transaction, _ entry: (id: UInt32, count: Int), _ body: (RecordView) throws -> R) throws -> R {
-        try withKey(entry.id) { k in
-            try txn.get(table, k) { bytes in
-                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
-                    throw damagedChunk(txn, entry.id, found: bytes)
-                }
-                return try body(view)
-            }
+        try withKey(entry.id) { k in try txn.get(table, k) { try body(checkedChunk(txn, entry, bytes: $0)) } }
+    }
+
+    /// The chunk a directory entry names, read from `bytes`; throws `corruptFile` when they are missing
+    /// or do not hold the `count` payloads the directory says.
+    private func checkedChunk(_ txn: Transaction, _ entry: (id: UInt32, count: Int), bytes: UnsafeRawBufferPointer?) throws -> RecordView {
+        guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
+            throw damagedChunk(txn, entry.id, found: bytes)
         }
+        return view
     }
 
     /// The payloads of the chunk a directory entry names (which must hold `count` of them): their bytes
@@ -370,11 +372,9 @@ struct ListTable {
         var fits = false
         try withKey(entry.id) { k in
             try txn.replace(table, k) { bytes in
-                guard let view = bytes.flatMap(RecordView.init), view.count == entry.count else {
-                    throw damagedChunk(txn, entry.id, found: bytes)
-                }
                 var record: [UInt8] = []
-                fits = Record.appending(payloads, to: view, maxPayloadBytes: ListTable.chunkBytes, into: &record)
+                fits = Record.appending(payloads, to: try checkedChunk(txn, entry, bytes: bytes),
+                                        maxPayloadBytes: ListTable.chunkBytes, into: &record)
                 return fits ? record : nil
             }
         }
