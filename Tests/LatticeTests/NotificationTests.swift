@@ -344,13 +344,19 @@ final class NotificationTests: XCTestCase {
                 }
                 previous[n] = now
             }
-            previousStates = nowStates
             let listNow = owner.pets.map(\.id)
             if let change = listChange {
                 XCTAssertEqual(apply(previousList, change.deletions, change.insertions, listNow), listNow, "list round \(round)")
+                let deleted = Set(change.deletions)
+                let kept = previousList.indices.filter { !deleted.contains($0) }
+                XCTAssertTrue(Set(change.modifications).isSubset(of: kept), "list round \(round): modifications are old indices of kept entries")
+                let changedKept = kept.filter { previousStates[previousList[$0]] != nowStates[previousList[$0]] }
+                XCTAssertTrue(Set(changedKept).isSubset(of: change.modifications), "list round \(round): every changed kept entry is modified")
             } else {
                 XCTAssertEqual(previousList, listNow, "list round \(round): changed without a notification")
+                XCTAssertTrue(previousList.allSatisfy { previousStates[$0] == nowStates[$0] }, "list round \(round): a change not reported")
             }
+            previousStates = nowStates
             listChange = nil
             previousList = listNow
             let tagsNow = Array(owner.tags)
@@ -449,6 +455,48 @@ final class NotificationTests: XCTestCase {
         try lattice.write { chain[0].name = "c0" }
         lattice.refresh()
         XCTAssertEqual(named, [], "a value written equal to the stored one is not a change")
+        tokens.forEach { $0.invalidate() }
+    }
+
+    /// Hundreds of object observers over one graph: the objects a change reaches are found once per
+    /// delivery, backwards from the change, and tell each observer what walking forward from its object
+    /// would; a commit changing more objects than that walk takes asks each observer's object instead.
+    func testManyObjectObserversSeeChangesReachedThroughALargeList() throws {
+        let lattice = try open()
+        let (pets, loner) = try lattice.write { () -> ([NotePet], NotePet) in
+            let hub = try lattice.create(NoteOwner.self, value: ["name": "hub"])
+            let pets = try (0..<200).map { try lattice.create(NotePet.self, value: ["id": $0, "name": "p\($0)", "owner": hub]) }
+            hub.pets.append(objectsIn: pets)
+            return (pets, try lattice.create(NotePet.self, value: ["id": 1_000, "name": "loner"]))
+        }
+        var seen: [Int: [[String]]] = [:]
+        let tokens = (pets + [loner]).map { pet in
+            let id = pet.id
+            return pet.observe { if case .change(_, let properties) = $0 { seen[id, default: []].append(properties.map(\.name)) } }
+        }
+        lattice.refresh()
+        func expectOneCommitChanging(_ changed: Int, _ what: String) {
+            XCTAssertEqual(seen[changed], [["age", "owner"]], "its owner's list holds it too (\(what))")
+            XCTAssertNil(seen[1_000], "the loner links to nothing that changed (\(what))")
+            for pet in pets where pet.id != changed {
+                XCTAssertEqual(seen[pet.id], [["owner"]], "pet \(pet.id) reaches pet \(changed) through its owner's list (\(what))")
+            }
+            seen = [:]
+        }
+
+        try lattice.write { pets[7].age = 99 }
+        lattice.refresh()
+        expectOneCommitChanging(7, "found backwards from the change")
+
+        // Commits logged one by one (each under the log's limit per commit), delivered together.
+        for batch in 0..<11 {
+            try lattice.write {
+                for i in 0..<1_000 { _ = try lattice.create(NoteChain.self, value: ["name": "bulk \(batch).\(i)"]) }
+                if batch == 10 { pets[9].age = 5 }
+            }
+        }
+        lattice.refresh()
+        expectOneCommitChanging(9, "too many changes: asked of each object")
         tokens.forEach { $0.invalidate() }
     }
 

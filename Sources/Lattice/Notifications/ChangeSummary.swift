@@ -10,8 +10,18 @@ struct ChangeSummary {
     }
 
     private(set) var classes: [String: ClassChanges] = [:]
+    /// The operations on each List (by qualified property name and owner), in the order they were made.
+    private var listOperations: [ListOwner: [ChangeSet.CollectionOperation]] = [:]
 
-    init(_ entries: [ChangeSet], columnOf: (String, String) -> Int?) {
+    private struct ListOwner: Hashable {
+        let property: String
+        let owner: Int64
+    }
+    /// The version the summarized commits follow (they run from just after it to the handle's view).
+    let after: Int64
+
+    init(_ entries: [ChangeSet], after: Int64, columnOf: (String, String) -> Int?) {
+        self.after = after
         for entry in entries {
             for change in entry.objects {
                 switch change.kind {
@@ -24,6 +34,9 @@ struct ChangeSummary {
                 }
             }
             for change in entry.collections {
+                if case .key = change.operation {} else {
+                    listOperations[ListOwner(property: change.property, owner: change.owner), default: []].append(change.operation)
+                }
                 guard let dot = change.property.firstIndex(of: ".") else { continue }
                 let className = String(change.property[..<dot])
                 let column = columnOf(className, String(change.property[change.property.index(after: dot)...])) ?? 63
@@ -33,6 +46,19 @@ struct ChangeSummary {
     }
 
     func changes(of className: String) -> ClassChanges? { classes[className] }
+
+    /// The operations on the List `property` ("Class.property") of `owner`, oldest first.
+    func operations(ofList property: String, owner: Int64) -> [ChangeSet.CollectionOperation] {
+        listOperations[ListOwner(property: property, owner: owner)] ?? []
+    }
+
+    /// The keys of `className`'s objects inserted, deleted, or modified in `columns`.
+    func touchedKeys(_ className: String, columns: UInt64 = .max) -> Set<Int64> {
+        guard let c = classes[className] else { return [] }
+        var keys = c.inserted.union(c.deleted)
+        for (key, changed) in c.modified where changed & columns != 0 { keys.insert(key) }
+        return keys
+    }
 
     /// Whether the object `key` of `className` was inserted, deleted or modified (in `columns`).
     func touched(_ className: String, _ key: Int64, columns: UInt64 = .max) -> Bool {

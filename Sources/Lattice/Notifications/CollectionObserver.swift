@@ -94,7 +94,7 @@ extension Results {
         }
         // The elements modified through links, found backwards from the changes; nil: ask every element.
         func reached(_ summary: ChangeSummary, _ context: DeliveryContext) -> Set<Int64>? {
-            context.objectsReachingChanges(info, summary, limit: 10_000)
+            context.objectsReachingChanges(info, summary)
         }
         func isModified(_ summary: ChangeSummary, _ context: DeliveryContext, _ reached: Set<Int64>?, deep: Bool) -> (Int64) -> Bool {
             let own = summary.changes(of: info.name)
@@ -391,8 +391,9 @@ extension List {
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         let property = managed.property
-        let watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in try lattice.listPayloads(property, owner: key) },
+        var watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in try lattice.listPayloads(property, owner: key) },
                                   payload: { $0 })
+        watch.incremental = managed.listIncrementalChange(keyPaths: keyPaths)
         return managed.lattice.register(CollectionObserver(self, watch, block), onError: { block(.error($0)) })
     }
 }

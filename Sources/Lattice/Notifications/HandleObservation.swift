@@ -16,6 +16,14 @@ final class DeliveryContext {
     /// The transaction id the handle sees.
     let version: Int64
     private var summaries: [Int64: ChangeSummary?] = [:]
+    /// `objectsReachingChanges` per summary, class and depth, shared by every observer of the delivery.
+    private var reaching: [Reach: Set<Int64>?] = [:]
+
+    private struct Reach: Hashable {
+        let after: Int64
+        let info: ObjectIdentifier
+        let depth: Int
+    }
 
     init(_ lattice: Lattice) {
         self.lattice = lattice
@@ -33,7 +41,7 @@ final class DeliveryContext {
             }
         }
         let summary = entries.map { entries in
-            ChangeSummary(entries) { className, property in lattice.classesByName[className]?.columns.first { $0.name == property }?.column }
+            ChangeSummary(entries, after: after) { className, property in lattice.classesByName[className]?.columns.first { $0.name == property }?.column }
         }
         summaries[after] = summary
         return summary
@@ -73,9 +81,23 @@ final class DeliveryContext {
         return found
     }
 
+    /// `objectsReachingChanges` with the limit observers use, found once per delivery: a thousand observers
+    /// of objects of one class walk the backlinks once, not a thousand times.
+    func objectsReachingChanges(_ info: ClassInfo, _ summary: ChangeSummary, depth: Int = 4) -> Set<Int64>? {
+        let reach = Reach(after: summary.after, info: ObjectIdentifier(info), depth: depth)
+        if let known = reaching[reach] { return known }
+        let found = objectsReachingChanges(info, summary, limit: 10_000, depth: depth)
+        reaching[reach] = found
+        return found
+    }
+
     /// Whether an object reaches, through forward links and Lists of objects up to `depth` hops, an
-    /// object `summary` inserted, deleted or modified.
+    /// object `summary` inserted, deleted or modified. Answered from the objects found backwards from the
+    /// changes (their cost follows the changes); only when those are too many, by walking forward from the
+    /// object, whose cost follows what it links to (a List of a hundred thousand objects, each with links
+    /// of its own, is a hundred thousand reads).
     func reachesChange(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, depth: Int = 4) -> Bool {
+        if let reached = objectsReachingChanges(info, summary, depth: depth) { return reached.contains(key) }
         var visited = Set<[Int64]>()
         return reaches(info, key, summary, depth, &visited)
     }

@@ -1,0 +1,96 @@
+/// The change of a List computed from the operations the change log recorded on it (inserts, removals,
+/// replacements, in order), not from reading and comparing the whole list: an observer of a list of a
+/// hundred thousand entries reads only the entries a commit inserted. A replaced or moved entry is a
+/// deletion plus an insertion, as Realm reports them; the entries kept never change their relative order.
+enum ListChanges {
+    /// The entries after `operations` on a list of `count` entries, each its position before them or -1
+    /// for one inserted or replaced since; nil when an operation does not fit (the log and the list
+    /// disagree: the caller then reads the list).
+    static func replay(_ operations: [ChangeSet.CollectionOperation], count: Int) -> [Int]? {
+        var slots = Array(0..<count)
+        for operation in operations {
+            switch operation {
+            case .insert(let range):
+                guard range.lowerBound <= slots.count else { return nil }
+                slots.insert(contentsOf: repeatElement(-1, count: range.count), at: range.lowerBound)
+            case .remove(let range):
+                guard range.upperBound <= slots.count else { return nil }
+                slots.removeSubrange(range)
+            case .set(let position):
+                guard position < slots.count else { return nil }
+                slots[position] = -1
+            case .clear:
+                slots.removeAll()
+            case .key:
+                return nil
+            }
+        }
+        return slots
+    }
+}
+
+extension ManagedCollection {
+    /// The incremental change of this List for `CollectionWatch.incremental`: identities are entry
+    /// payloads. Nil (evaluate the list again) when the owner was deleted, the log and the list disagree,
+    /// or so many entries are new that reading the whole list costs less than reading them one by one.
+    func listIncrementalChange(keyPaths: [String]?) -> (ChangeSummary, [[UInt8]], DeliveryContext) -> IncrementalChange<[UInt8]>? {
+        let target = property.target
+        let observed = target.map { ObservedColumns($0, keyPaths: keyPaths) }
+        let name = property.qualifiedName
+        let ownerClass = info.name
+        return { summary, old, context in
+            let owner = self.ownerKey
+            if summary.changes(of: ownerClass)?.deleted.contains(owner) == true { return nil }
+            let operations = summary.operations(ofList: name, owner: owner)
+            if operations.isEmpty {
+                let all = [Bool](repeating: true, count: old.count)
+                return IncrementalChange(elements: old, deletions: [], insertions: [],
+                                         modifications: Self.modified(old, all, target, observed, summary, context))
+            }
+            guard let slots = ListChanges.replay(operations, count: old.count) else { return nil }
+            let inserted = slots.indices.filter { slots[$0] < 0 }
+            if inserted.count > max(64, slots.count / 8) { return nil }
+            // The entries now: the old ones kept, the new ones read by position.
+            let elements: [[UInt8]]? = self.read { lattice, owner in
+                let store = ListStore(lattice: lattice, property: self.property, owner: owner)
+                guard try store.count() == slots.count else { return nil }
+                var elements: [[UInt8]] = []
+                elements.reserveCapacity(slots.count)
+                for (position, slot) in slots.enumerated() {
+                    if slot >= 0 {
+                        elements.append(old[slot])
+                    } else {
+                        guard let payload = try store.withPayload(at: position, Array.init) else { return nil }
+                        elements.append(payload)
+                    }
+                }
+                return elements
+            }
+            guard let elements else { return nil }
+            var kept = [Bool](repeating: false, count: old.count)
+            for slot in slots where slot >= 0 { kept[slot] = true }
+            let deletions = old.indices.filter { !kept[$0] }
+            return IncrementalChange(elements: elements, deletions: deletions, insertions: inserted,
+                                     modifications: Self.modified(old, kept, target, observed, summary, context))
+        }
+    }
+
+    /// The old positions of the kept entries whose objects the commits modified (directly in the observed
+    /// columns, or, watched deeply, through links).
+    private static func modified(_ old: [[UInt8]], _ kept: [Bool], _ target: ClassInfo?, _ observed: ObservedColumns?,
+                                 _ summary: ChangeSummary, _ context: DeliveryContext) -> [Int] {
+        guard let target, let observed else { return [] }
+        var keys = summary.touchedKeys(target.name, columns: observed.mask)
+        var everyKey = false
+        if observed.deep {
+            if let reached = context.objectsReachingChanges(target, summary) { keys.formUnion(reached) } else { everyKey = true }
+        }
+        if keys.isEmpty && !everyKey { return [] }
+        return old.indices.filter { i in
+            guard kept[i], !old[i].isEmpty else { return false }
+            var at = 0
+            let key = old[i].withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
+            return keys.contains(key) || (everyKey && context.reachesChange(target, key, summary))
+        }
+    }
+}
