@@ -90,6 +90,58 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertEqual(stored.ints.reversed().prefix(5).map { $0 }, Array(model.reversed().prefix(5)))
     }
 
+    /// A List of objects changed between reads by position (`remove(at:)`, `swapAt`, `move(from:to:)`,
+    /// a setter) over several chunks: each read after a change reads its entry alone, later ones the
+    /// list's keys; every read, inside the write, after the commit and after reopening, matches an array
+    /// edited the same way.
+    func testListOfObjectsEditedBetweenReadsByPositionMatchesAnArray() throws {
+        var model = Array(0..<700)
+        var random = SystemRandomNumberGenerator()
+        do {
+            let lattice = try Lattice(configuration: config)
+            let bag = try lattice.write { () -> Bag in
+                let bag = try lattice.create(Bag.self, value: ["id": 1])
+                bag.tagList.append(objectsIn: try (0..<700).map { try lattice.create(Tag.self, value: ["id": $0]) })
+                return bag
+            }
+            let tags = lattice.objects(Tag.self)
+            func checkAll(_ what: String) {
+                XCTAssertTrue(bag.tagList.map(\.id) == model, what)
+                XCTAssertTrue((0..<model.count).map { bag.tagList[$0].id } == model, "an index loop, \(what)")
+            }
+            try lattice.write {
+                for step in 0..<300 {
+                    let i = Int.random(in: 0..<model.count, using: &random)
+                    let j = Int.random(in: 0..<model.count, using: &random)
+                    switch step % 4 {
+                    case 0:
+                        XCTAssertEqual(bag.tagList.remove(at: i).id, model.remove(at: i), "remove(at: \(i))")
+                    case 1:
+                        bag.tagList.swapAt(i, j)
+                        model.swapAt(i, j)
+                    case 2:
+                        bag.tagList.move(from: i, to: j)
+                        model.insert(model.remove(at: i), at: j)
+                    default:
+                        bag.tagList[i] = tags[j]
+                        model[i] = j
+                    }
+                    XCTAssertEqual(bag.tagList[j % model.count].id, model[j % model.count], "step \(step)")
+                    XCTAssertEqual(bag.tagList.count, model.count)
+                }
+                checkAll("inside the write")
+            }
+            checkAll("after the commit")
+            try lattice.write {
+                for _ in 0..<50 { XCTAssertEqual(bag.tagList.remove(at: 0).id, model.removeFirst()) }
+            }
+            checkAll("after removing from the front")
+        }
+        let reopened = try Lattice(configuration: config)
+        let bag = try XCTUnwrap(reopened.object(ofType: Bag.self, forPrimaryKey: 1))
+        XCTAssertTrue(bag.tagList.map(\.id) == model, "after reopening")
+    }
+
     func testLargeValuesSplitByBytesAndKeepTheirOrder() throws {
         let lattice = try Lattice(configuration: config)
         let bag = Bag()

@@ -395,8 +395,16 @@ final class ListObjectReads {
     @exclusivity(unchecked) private var cachedKeys: [Int64]?
     @exclusivity(unchecked) private var known = false
     @exclusivity(unchecked) private var positional = PositionalReader()
+    /// Reads by position made while the keys were not current, since `aloneStructure` (see `keyAlone`).
+    @exclusivity(unchecked) private var aloneReads = 0
+    @exclusivity(unchecked) private var aloneStructure: UInt64 = 0
     /// The handle of the list's owner (which the list keeps alive anyway).
     private let lattice: Lattice
+
+    /// How many reads by position after a change of the list read their entry alone before the keys
+    /// are decoded: enough for the reads that code changing the list makes between changes
+    /// (`remove(at:)`, `swapAt`, `move(from:to:)`), few beside a loop over a list of any length.
+    private static let readsAlone = 8
 
     init(_ lattice: Lattice) {
         self.lattice = lattice
@@ -437,9 +445,44 @@ final class ListObjectReads {
         }
     }
 
+    /// The object key of entry `position` read alone (one chunk, not the whole list), for the first few
+    /// reads after the list changed; `.useKeys` once the keys are current or worth decoding. Out of
+    /// range stops with a message.
+    private func keyAlone(at position: Int, _ managed: ManagedCollection) -> KeyAlone {
+        let lattice = managed.lattice
+        return lattice.synchronized {
+            if known && structure == lattice.structure { return .useKeys }
+            if aloneStructure != lattice.structure {
+                aloneStructure = lattice.structure
+                aloneReads = 0
+            }
+            aloneReads += 1
+            guard aloneReads <= Self.readsAlone else { return .useKeys }
+            return managed.read { lattice, owner in
+                let store = ListStore(lattice: lattice, property: managed.property, owner: owner)
+                let count = try store.count()
+                precondition(position >= 0 && position < count,
+                             "Index \(position) is out of range for List '\(managed.name)' of \(count) elements.")
+                return try store.withPayload(at: position) { lattice.linkedKey($0) }.flatMap { $0.map(KeyAlone.key) } ?? .noKey
+            }
+        }
+    }
+
+    private enum KeyAlone {
+        case key(Int64)
+        /// The entry holds no object key.
+        case noKey
+        case useKeys
+    }
+
     /// The object at `position` (an instance of `target.type`), read ahead in batches from the position
     /// asked last; nil when some entry holds no object key. Out of range stops with a message.
     func object(at position: Int, _ managed: ManagedCollection, _ target: ClassInfo) -> Object? {
+        switch keyAlone(at: position, managed) {
+        case .key(let key): return managed.lattice.materialize(target, key: key, record: nil)
+        case .noKey: return nil
+        case .useKeys: break
+        }
         guard let keys = keys(managed) else { return nil }
         precondition(position >= 0 && position < keys.count,
                      "Index \(position) is out of range for List '\(managed.name)' of \(keys.count) elements.")
