@@ -8,6 +8,11 @@ final class SnapshotNote: Object {
     @Persisted var payload = Data()
 }
 
+final class SnapshotShelf: Object {
+    @Persisted var name = ""
+    @Persisted var notes: List<SnapshotNote>
+}
+
 /// Two handles on one file in one process: each reads one consistent snapshot.
 final class SnapshotTests: XCTestCase {
     private func note(_ id: Int, _ text: String) -> SnapshotNote {
@@ -186,5 +191,98 @@ final class SnapshotTests: XCTestCase {
             XCTAssertEqual(resultsA.count, expected)
             XCTAssertEqual(Array(resultsA.map(\.id)), Array(resultsB.map(\.id)))
         }
+    }
+
+    /// A handle's own commits keep what its results and lists learnt of the classes they did not add to
+    /// or delete from; a commit by anyone else, even one that takes the id of an own write that changed
+    /// nothing (LMDB commits no such write), makes them read again.
+    func testOwnCommitsKeepPositionsAndOthersCommitsAreSeen() throws {
+        let db = makeTempDatabase("snapshot-view")
+        let config = db.configuration([SnapshotNote.self, SnapshotShelf.self], initialMapSize: 32 << 20)
+        let a = try Lattice(configuration: config)
+        let shelf = try a.write { () -> SnapshotShelf in
+            try a.add(contentsOf: (0..<3_000).map { self.note($0, "n\($0)") })
+            let shelf = try a.create(SnapshotShelf.self, value: ["name": "all"])
+            shelf.notes.append(objectsIn: a.objects(SnapshotNote.self))
+            return shelf
+        }
+        let b = try Lattice(configuration: config)
+        let notes = a.objects(SnapshotNote.self)
+        var ids = Array(0..<3_000)
+        var listed = ids
+        func deleted(_ id: Int) {
+            ids.removeAll { $0 == id }
+            listed.removeAll { $0 == id }
+        }
+        func check(_ positions: [Int], _ line: UInt = #line) {
+            for i in positions {
+                XCTAssertEqual(notes[i].id, ids[i], "results[\(i)]", line: line)
+                XCTAssertEqual(shelf.notes[i].id, listed[i], "list[\(i)]", line: line)
+            }
+            XCTAssertEqual(notes.count, ids.count, line: line)
+            XCTAssertEqual(shelf.notes.count, listed.count, line: line)
+        }
+
+        // Positions far from both ends, read between the handle's own commits of values.
+        for i in stride(from: 1_500, to: 2_500, by: 97) {
+            check([i])
+            try a.write { notes[i].text = "edited \(i)" }
+            XCTAssertEqual(notes[i].text, "edited \(i)")
+            check([i + 1])
+        }
+        // Own commits that add and delete objects, and change the list: positions move with them.
+        try a.write {
+            try a.delete(notes[1_600])  // leaves the list too
+            try a.add(self.note(5_000, "late"))
+            shelf.notes.remove(at: 1_700)
+            shelf.notes.append(a.objects(SnapshotNote.self).last!)
+        }
+        deleted(1_600)
+        ids.append(5_000)
+        listed.remove(at: 1_700)
+        listed.append(5_000)
+        check([1_600, 1_700, 2_000, 2_997])
+
+        // Another handle's commit, seen at refresh.
+        try b.write {
+            try b.delete(b.objects(SnapshotNote.self)[10])
+            b.objects(SnapshotShelf.self)[0].notes.remove(at: 20)
+        }
+        XCTAssertEqual(notes.count, ids.count, "not seen before refresh")
+        a.refresh()
+        deleted(ids[10])
+        listed.remove(at: 20)
+        check([15, 2_000])
+
+        // An own write that changes nothing commits nothing; the next commit, another handle's, takes its id.
+        check([2_100])
+        try a.write {}
+        try b.write {
+            try b.delete(b.objects(SnapshotNote.self)[30])
+            b.objects(SnapshotShelf.self)[0].notes.remove(at: 40)
+        }
+        a.refresh()
+        deleted(ids[30])
+        listed.remove(at: 40)
+        check([35, 2_100])
+        XCTAssertTrue(Array(notes.map(\.id)) == ids)
+        XCTAssertTrue(Array(shelf.notes.map(\.id)) == listed)
+
+        // A commit another handle made before this handle's write began is seen inside the write.
+        try b.write { try b.delete(b.objects(SnapshotNote.self)[50]) }
+        try a.write {
+            XCTAssertEqual(notes[2_200].id, ids[2_201])
+            XCTAssertEqual(shelf.notes.count, listed.count - 1, "the deleted object left the list")
+        }
+        deleted(ids[50])
+        check([50, 2_200])
+
+        // A write rolled back leaves nothing behind in what was read during it.
+        try a.beginWrite()
+        try a.delete(notes[0])
+        XCTAssertEqual(notes[2_300].id, ids[2_301])
+        XCTAssertEqual(shelf.notes[2_300].id, listed[2_301])
+        a.cancelWrite()
+        check([0, 2_300])
     }
 }

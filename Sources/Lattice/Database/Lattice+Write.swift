@@ -75,11 +75,12 @@ extension Lattice {
                 throw error
             }
             writer = WriteContext(txn: txn)
+            moveView(to: txn.id - 1)  // a write's id is the one it will commit as
         } catch {
             env.writerLock.unlock()
             throw error
         }
-        didChange()
+        didEndSnapshot()
     }
 
     private func finishWrite() throws {
@@ -105,9 +106,12 @@ extension Lattice {
             abortWrite()
             throw error
         }
+        // The view is this commit now, read while no other writer can commit (LMDB commits no
+        // transaction that changed nothing, and the next one then gets the same id).
+        viewCommit = env.lastTransactionID
         writer = nil
         env.writerLock.unlock()
-        didChange()
+        didEndSnapshot()
     }
 
     private func abortWrite() {

@@ -61,6 +61,10 @@ public final class Lattice {
     /// Changes with `generation` except on the write path's writes of records and collections: with
     /// `classWrites`, what the objects of one class matching a query on their own values depend on.
     @exclusivity(unchecked) private var view: UInt64 = 1
+    /// The commit `view` stands for: the one the handle read or wrote last, everything since then known
+    /// through `classWrites` and `structure` (0: none). A snapshot or write that starts on it adds
+    /// nothing unknown, so the handle's own commits keep caches of the classes they did not touch.
+    @exclusivity(unchecked) var viewCommit = 0
     /// Per class: objects added or deleted, and writes to each column of existing ones (by
     /// `ChangeSet.columnBit`).
     @exclusivity(unchecked) private var classWrites: [ObjectIdentifier: ClassWrites] = [:]
@@ -493,6 +497,7 @@ public final class Lattice {
         }
         reader = txn
         snapshotOpen = true
+        moveView(to: txn.id)
         return txn
     }
 
@@ -540,10 +545,26 @@ public final class Lattice {
 
     /// Marks everything read so far as possibly stale.
     func didChange() {
-        generation &+= 1
-        recordWrites &+= 1
+        didEndSnapshot()
         structure &+= 1
         view &+= 1
+        viewCommit = 0
+    }
+
+    /// After the end of a snapshot or a write transaction: records read may be stale (a lent one may be
+    /// gone); what the next one sees beyond that is told by `moveView(to:)` when it starts.
+    func didEndSnapshot() {
+        generation &+= 1
+        recordWrites &+= 1
+    }
+
+    /// A snapshot or write transaction starts on commit `id`: on another commit than the handle knows,
+    /// the keys of collections and of objects selected by their values may have changed.
+    func moveView(to id: Int) {
+        guard id != viewCommit else { return }
+        structure &+= 1
+        view &+= 1
+        viewCommit = id
     }
 
     /// After a change of list, set, map or backlink entries: records and collections' keys may be stale.
@@ -602,7 +623,7 @@ public final class Lattice {
         if snapshotOpen {
             // A snapshot shared with frozen handles stays theirs: let go of it instead of ending it.
             if reader?.sharedLock != nil { reader = nil } else { reader?.reset() }
-            didChange()
+            didEndSnapshot()
         }
         snapshotOpen = false
     }
