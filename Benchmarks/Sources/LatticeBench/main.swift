@@ -53,6 +53,11 @@ if let path = option("--initial-values-only") {
     _ = try InitialValueReads.run(path, people: WorkloadData(n: count).people.prefix(count))
     exit(0)
 }
+if let path = option("--live-edits-only") {
+    let count = option("--n").flatMap(Int.init) ?? 100_000
+    _ = try LiveEdits.run(path, people: WorkloadData(n: count).people.prefix(count))
+    exit(0)
+}
 if let path = option("--query-shapes-only") {
     let count = option("--n").flatMap(Int.init) ?? 100_000
     _ = try QueryShapes.run(path, people: WorkloadData(n: count).people.prefix(count))
@@ -266,7 +271,11 @@ if extras && engines.contains("lattice") {
     extraResults.append(ExtraResult(scenario: "collection edits: collections of \(n / 10) entries, changed and searched through the owner's property",
                                     values: try CollectionEdits.run(editPath, people: data.people.prefix(n / 10)),
                                     note: "seconds per pass (median of 3) and nanoseconds per operation; Lattice only"))
-    for path in [listPath, nodesPath, readPath, nestPath, initialPath, shapesPath, writePath, editPath] {
+    let livePath = base + "/live-edits.lattice"
+    extraResults.append(ExtraResult(scenario: "live edits: \(n) objects and a List of them all; small commits with observers, reads by position after own commits, a long List edited in place",
+                                    values: try LiveEdits.run(livePath, people: data.people.prefix(n)),
+                                    note: "seconds per pass (median of 3) and nanoseconds per commit or edit; Lattice only"))
+    for path in [listPath, nodesPath, readPath, nestPath, initialPath, shapesPath, writePath, editPath, livePath] {
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
     }
