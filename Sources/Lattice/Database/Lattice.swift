@@ -49,17 +49,18 @@ public final class Lattice {
     /// is used from one isolation domain at a time, and every access is a whole load or store (or the
     /// increment in `didChange`), never held across a call.
     @usableFromInline @exclusivity(unchecked) private(set) var generation: UInt64 = 1
-    /// Changes with `generation`, except on a write of values to an existing object (no object added or
-    /// deleted, no link changed): the keys of a List or LinkingObjects stay valid while it does not,
-    /// so a loop setting a property of each element does not read them again on every step. Unchecked
-    /// like `generation`.
+    /// Changes when this handle adds or deletes an object, changes a link or a collection, and when it
+    /// moves to a commit it did not make (`moveView`): the keys of a List or LinkingObjects stay valid
+    /// while it does not, so a loop setting a property of each element, or committing each change,
+    /// does not read them again on every step. Unchecked like `generation`.
     @exclusivity(unchecked) private(set) var structure: UInt64 = 1
     /// Changes on every write of a record, and with every `didChange`: a collection change during which it
     /// stayed the same wrote no record, so the collection's owner keeps the record it read (see
     /// `ManagedCollection.mutate`).
     @exclusivity(unchecked) private(set) var recordWrites: UInt64 = 0
-    /// Changes with `generation` except on the write path's writes of records and collections: with
-    /// `classWrites`, what the objects of one class matching a query on their own values depend on.
+    /// Changes when the handle moves to a commit it did not make (`moveView`) or makes a change the
+    /// write path does not account for (`didChange`): with `classWrites`, what the objects of one
+    /// class matching a query on their own values depend on.
     @exclusivity(unchecked) private var view: UInt64 = 1
     /// The commit `view` stands for: the one the handle read or wrote last, everything since then known
     /// through `classWrites` and `structure` (0: none). A snapshot or write that starts on it adds
