@@ -426,6 +426,34 @@ final class NotificationTests: XCTestCase {
         nameToken.invalidate()
     }
 
+    /// A commit too large to log still tells an object observer that what it reaches through a link may
+    /// have changed (a superset, as collection observers report then); one watching only its own values
+    /// hears nothing of it.
+    func testObjectObserverHearsOfLinkedChangesInACommitTooLargeToLog() throws {
+        let lattice = try open()
+        let pet = try lattice.write { () -> NotePet in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "Ann"])
+            return try lattice.create(NotePet.self, value: ["id": 1, "name": "Rex", "owner": owner])
+        }
+        var reported: [[String]] = []
+        var named: [[String]] = []
+        let tokens = [
+            pet.observe { if case .change(_, let properties) = $0 { reported.append(properties.map(\.name)) } },
+            pet.observe(keyPaths: ["name"]) { if case .change(_, let properties) = $0 { named.append(properties.map(\.name)) } },
+        ]
+        lattice.refresh()
+        try lattice.write {
+            pet.owner!.name = "Bea"
+            for i in 0..<1_100 { _ = try lattice.create(NoteChain.self, value: ["name": "bulk \(i)"]) }
+        }
+        lattice.refresh()
+        XCTAssertEqual(reported.count, 1)
+        XCTAssertTrue(reported.first?.contains("owner") == true, "the owner it links to changed: \(reported)")
+        XCTAssertFalse(reported.first?.contains("name") == true, "its own values are compared, not guessed")
+        XCTAssertEqual(named, [], "only name is watched, and it did not change")
+        tokens.forEach { $0.invalidate() }
+    }
+
     func testChangesFourLinksAwayCountAndFiveDoNot() throws {
         let lattice = try open()
         let chain = try lattice.write { () -> [NoteChain] in

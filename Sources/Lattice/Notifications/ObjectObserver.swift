@@ -49,7 +49,8 @@ final class ObjectObserver<T: Object>: HandleObserver {
         let now = linkingKeys(p, context.lattice)
         defer { linking[p.column] = now }
         if linking[p.column] != now { return true }
-        guard let summary, let origin = p.target, let rest = nested[p.column] else { return false }
+        guard let origin = p.target, let rest = nested[p.column] else { return false }
+        guard let summary else { return true }  // the log cannot tell: they may have changed
         let through = ObservedColumns(origin, keyPaths: rest)
         return now.contains { summary.touched(origin.name, $0, columns: through.mask) || (through.deep && context.reachesChange(origin, $0, summary, depth: 3)) }
     }
@@ -96,8 +97,10 @@ final class ObjectObserver<T: Object>: HandleObserver {
                 }
                 continue
             }
+            // Without a summary (the log cannot tell) collections and links count as changed: a superset,
+            // as collection observers then report every element kept in place as modified.
             if p.property.collection != nil {
-                let changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? false
+                let changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? true
                 if changed { properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name))) }
                 continue
             }
@@ -110,12 +113,17 @@ final class ObjectObserver<T: Object>: HandleObserver {
                     properties.append(PropertyChange(name: p.name, oldValue: was.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) },
                                                      newValue: now.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }))
                 }
-            } else if p.isLink, let summary, let target = p.target,
-                      let linked = now.flatMap({ $0.withUnsafeBytes(context.lattice.linkedKey) }), linkChanged(p, target, linked, summary, context) {
+            } else if p.isLink, let target = p.target, let linked = now.flatMap({ $0.withUnsafeBytes(context.lattice.linkedKey) }),
+                      summary.map({ linkChanged(p, target, linked, $0, context) }) ?? watchesThrough(p) {
                 properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
             }
         }
         return properties.isEmpty ? nil : .change(object, properties)
+    }
+
+    /// Whether changes of the object link `p` reaches count (`linkChanged` without its summary).
+    private func watchesThrough(_ p: PropertyInfo) -> Bool {
+        observed.deep && (nested[p.column] != nil || nested.isEmpty)
     }
 
     /// Whether the object a link reaches changed in what is observed through it.
