@@ -371,6 +371,29 @@ final class NotificationTests: XCTestCase {
         tokens.forEach { $0.invalidate() }
     }
 
+    /// The changeset of two arrays (duplicates, shared starts and ends, edits anywhere) turns the old one
+    /// into the new one; elements kept in place are reported modified exactly when the test says so.
+    func testCollectionDiffReproducesTheNewArray() {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2_000 {
+            let old = (0..<Int.random(in: 0...40, using: &generator)).map { _ in Int64.random(in: 0..<12, using: &generator) }
+            var new = old
+            for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: new.insert(Int64.random(in: 0..<12, using: &generator), at: Int.random(in: 0...new.count, using: &generator))
+                case 1 where !new.isEmpty: new.remove(at: Int.random(in: 0..<new.count, using: &generator))
+                default: if new.count > 1 { new.swapAt(Int.random(in: 0..<new.count, using: &generator), Int.random(in: 0..<new.count, using: &generator)) }
+                }
+            }
+            let diff = CollectionDiff.compute(old: old, new: new) { $0 % 3 == 0 }
+            XCTAssertEqual(apply(old, diff.deletions, diff.insertions, new), new, "round \(round): \(old) -> \(new)")
+            let deleted = Set(diff.deletions)
+            let kept = old.indices.filter { !deleted.contains($0) }
+            XCTAssertEqual(diff.modifications, kept.filter { old[$0] % 3 == 0 }, "round \(round)")
+            XCTAssertEqual(old.count - diff.deletions.count + diff.insertions.count, new.count)
+        }
+    }
+
     /// The previous array with `deletions` removed (old indices) and the new array's elements at
     /// `insertions` inserted (new indices).
     private func apply<T>(_ old: [T], _ deletions: [Int], _ insertions: [Int], _ new: [T]) -> [T] {

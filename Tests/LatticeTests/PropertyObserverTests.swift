@@ -85,6 +85,36 @@ final class PropertyObserverTests: XCTestCase {
         token.invalidate()
     }
 
+    /// After a write its token skipped, a map observer names the keys of the next change from what it
+    /// compared, not from what it had seen before the skipped write.
+    func testMapObserverNamesKeysAfterASkippedWrite() throws {
+        let (lattice, _, shelf) = try seeded()
+        try lattice.write { for key in ["a", "b", "c"] { shelf.prices[key] = 1 } }
+        var changes: [LatticeMapChange<Map<String, Double>>] = []
+        let token = shelf.prices.observe { changes.append($0) }
+        lattice.refresh()
+        XCTAssertEqual(changes.count, 1, "initial")
+        try lattice.write(withoutNotifying: [token]) {  // keys sorting first: every position moves
+            shelf.prices["0"] = 5
+            shelf.prices["1"] = 5
+        }
+        lattice.refresh()
+        XCTAssertEqual(changes.count, 1, "the skipped write is not reported")
+        try lattice.write {
+            shelf.prices["c"] = 30
+            shelf.prices.removeValue(forKey: "b")
+            shelf.prices["d"] = 4
+        }
+        lattice.refresh()
+        guard case let .update(_, deletions, insertions, modifications)? = changes.last, changes.count == 2 else {
+            return XCTFail("expected one update, got \(changes.count - 1)")
+        }
+        XCTAssertEqual(deletions, ["b"])
+        XCTAssertEqual(insertions, ["d"])
+        XCTAssertEqual(modifications, ["c"])
+        token.invalidate()
+    }
+
     func testMapOfObjectsReportsAChangedObjectAsModifiedKey() throws {
         let (lattice, other, shelf) = try seeded()
         try lattice.write { shelf.books["x"] = try lattice.create(ObservedBook.self, value: ["id": 9, "title": "T"]) }

@@ -56,18 +56,15 @@ extension Map {
         }
         let watch = managed.watch(keyPaths: keyPaths, elements: read, payload: \.payload)
         // The collection observer reports positions; the entries it compared turn them into keys.
-        var entries: [MapEntryIdentity] = []
-        let current = { managed.owner.isInvalidated ? [] : managed.read(read) }
+        var compared: (old: [MapEntryIdentity], new: [MapEntryIdentity]) = ([], [])
         let observer = CollectionObserver(self, watch) { (change: LatticeCollectionChange<Map<Key, Value>>) in
             switch change {
             case let .initial(map):
-                entries = current()
                 block(.initial(map))
             case let .update(map, deletions, insertions, modifications):
-                let old = entries
-                entries = current()
+                let (old, new) = compared
                 let removed = Set(deletions.map { old[$0].key })
-                let added = Set(insertions.map { entries[$0].key })
+                let added = Set(insertions.map { new[$0].key })
                 let changed = removed.intersection(added).union(modifications.map { old[$0].key })
                 block(.update(map, deletions: removed.subtracting(added).sorted(), insertions: added.subtracting(removed).sorted(),
                               modifications: changed.sorted()))
@@ -75,6 +72,7 @@ extension Map {
                 block(.error(error))
             }
         }
+        observer.willUpdate = { compared = ($0, $1) }
         return managed.lattice.register(observer, onError: { block(.error($0)) })
     }
 }

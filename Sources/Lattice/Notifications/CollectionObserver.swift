@@ -25,6 +25,9 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
     private let block: (LatticeCollectionChange<Collection>) -> Void
     private var baseline: [Identity]?
     private var version: Int64 = 0
+    /// Called with the old and new identities before each `.update` is delivered (a Map's observer turns
+    /// the change's positions into keys with them).
+    var willUpdate: (([Identity], [Identity]) -> Void)?
 
     init(_ collection: Collection, _ watch: CollectionWatch<Identity>, _ block: @escaping (LatticeCollectionChange<Collection>) -> Void) {
         self.collection = collection
@@ -54,6 +57,7 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
         if let summary, let change = watch.incremental?(summary, old, context) {
             baseline = change.elements
             if change.deletions.isEmpty && change.insertions.isEmpty && change.modifications.isEmpty { return nil }
+            willUpdate?(old, change.elements)
             return .update(collection, deletions: change.deletions, insertions: change.insertions, modifications: change.modifications)
         }
         if let summary, !watch.concerns(summary) { return nil }
@@ -63,6 +67,7 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
         let diff = CollectionDiff.compute(old: old, new: new, isModified: isModified)
         baseline = new
         if diff.deletions.isEmpty && diff.insertions.isEmpty && diff.modifications.isEmpty { return nil }
+        willUpdate?(old, new)
         return .update(collection, deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications)
     }
 
