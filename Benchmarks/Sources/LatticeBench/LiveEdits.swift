@@ -2,16 +2,18 @@ import Foundation
 import Lattice
 
 /// Commits and edits between reads, as apps make them: one small commit at a time with observers
-/// registered (a List observer on a long list, a thousand object observers), reads by position after
-/// each own commit, and a long List edited one element at a time (`remove(at:)`, `swapAt`, `move`).
+/// registered (a List observer on a long list, a Map and a MutableSet observer of 10,000 entries, a
+/// thousand object observers), reads by position after each own commit, and a long List edited one
+/// element at a time (`remove(at:)`, `swapAt`, `move`).
 /// Each case's cost beside the same commits without observers shows what the observers add.
 enum LiveEdits {
     static let commits = 300
 
-    /// Fills a file with `people` and a team listing them all, times each case and prints them.
+    /// Fills a file with `people`, a team listing them all and a bag of 10,000 numbers and scores, times
+    /// each case and prints them.
     /// Returns (name → seconds per pass, and nanoseconds per commit or edit).
     static func run(_ path: String, people: ArraySlice<Person>) throws -> [String: Double] {
-        let lattice = try ReadPerson.file(path, holding: people)
+        let lattice = try ReadPerson.file(path, holding: people, others: [EditBag.self])
         let all = lattice.objects(ReadPerson.self)
         let n = all.count
         let team = try lattice.write { () -> ReadTeam in
@@ -43,6 +45,20 @@ enum LiveEdits {
         try measure("commit + refresh, List observer (appends)") { try commitLoop { team.members.append(all[$0]) } }
         try measure("commit + refresh, List observer (values)") { try commitLoop() }
         listToken.invalidate()
+        let bag = try lattice.write { () -> EditBag in
+            let bag = try lattice.create(EditBag.self, value: ["id": 1])
+            for i in 0..<10_000 {
+                bag.scores["k\(i)"] = i
+                bag.numbers.insert(i)
+            }
+            return bag
+        }
+        let mapToken = bag.scores.observe { _ in heard += 1 }
+        try measure("commit + refresh, Map observer (10,000)") { try commitLoop { bag.scores["k\($0)"] = round * commits + $0 } }
+        mapToken.invalidate()
+        let setToken = bag.numbers.observe { _ in heard += 1 }
+        try measure("commit + refresh, MutableSet observer (10,000)") { try commitLoop { bag.numbers.insert(-(round * commits + $0) - 1) } }
+        setToken.invalidate()
         let tokens = (0..<1_000).map { all[$0 * (n / 1_000)].observe { _ in heard += 1 } }
         try measure("commit + refresh, 1,000 object observers") { try commitLoop() }
         tokens.forEach { $0.invalidate() }

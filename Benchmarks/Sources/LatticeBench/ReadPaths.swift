@@ -27,10 +27,10 @@ extension ReadPerson {
         return o
     }
 
-    /// A new file at `path` of the read-paths models, holding `people` (added in one write).
-    static func file(_ path: String, holding people: ArraySlice<Person>) throws -> Lattice {
+    /// A new file at `path` of the read-paths models (and `others`), holding `people` (added in one write).
+    static func file(_ path: String, holding people: ArraySlice<Person>, others: [Object.Type] = []) throws -> Lattice {
         let lattice = try Lattice(configuration: Lattice.Configuration(fileURL: URL(fileURLWithPath: path),
-                                                                      objectTypes: [ReadPerson.self, ReadTeam.self]))
+                                                                      objectTypes: [ReadPerson.self, ReadTeam.self] + others))
         try lattice.write { for p in people { try lattice.add(copy(of: p)) } }
         return lattice
     }
