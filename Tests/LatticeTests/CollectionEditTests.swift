@@ -142,6 +142,61 @@ final class CollectionEditTests: XCTestCase {
         XCTAssertTrue(bag.tagList.map(\.id) == model, "after reopening")
     }
 
+    /// `add(_:update: .modified)` with collections equal to the stored ones changes nothing and reports
+    /// nothing; a collection that differs is replaced and reported; `.all` reports every collection.
+    func testUpdateModifiedLeavesEqualCollectionsAlone() throws {
+        let lattice = try Lattice(configuration: config)
+        func bag(ints: [Int], numbers: Set<Int> = [1, 2], scores: [String: Int] = ["a": 1], tags: [Int] = [1, 2]) throws -> Bag {
+            let bag = Bag()
+            bag.id = 1
+            bag.ints.append(objectsIn: ints)
+            bag.numbers.insert(objectsIn: numbers)
+            for (key, value) in scores { bag.scores[key] = value }
+            bag.tagList.append(objectsIn: tags.map { lattice.object(ofType: Tag.self, forPrimaryKey: $0) ?? Tag(id: $0) })
+            return bag
+        }
+        try lattice.write { try lattice.add(try bag(ints: [1, 2, 3])) }
+        let stored = try XCTUnwrap(lattice.object(ofType: Bag.self, forPrimaryKey: 1))
+        var reported: [[String]] = []
+        var listChanges = 0
+        let tokens = [
+            stored.observe { if case .change(_, let properties) = $0 { reported.append(properties.map(\.name).sorted()) } },
+            stored.tagList.observe { if case .update = $0 { listChanges += 1 } },
+        ]
+        lattice.refresh()
+
+        try lattice.write { try lattice.add(try bag(ints: [1, 2, 3]), update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(reported, [], "equal collections are no change")
+        XCTAssertEqual(listChanges, 0)
+
+        try lattice.write { try lattice.add(try bag(ints: [1, 2, 3], numbers: [2, 1], scores: ["a": 1], tags: [1, 2]), update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(reported, [], "a set given in another order is the same set")
+
+        try lattice.write { try lattice.add(try bag(ints: [1, 2, 4], tags: [2, 1]), update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(reported, [["ints", "tagList"]])
+        XCTAssertEqual(listChanges, 1)
+        XCTAssertEqual(Array(stored.ints), [1, 2, 4])
+        XCTAssertEqual(stored.tagList.map(\.id), [2, 1])
+        XCTAssertEqual(lattice.object(ofType: Tag.self, forPrimaryKey: 1)?.bags.count, 1, "the backlinks follow")
+
+        try lattice.write { try lattice.add(try bag(ints: [1, 2, 4], numbers: [3], scores: ["b": 2], tags: [2, 1]), update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(reported.last, ["numbers", "scores"])
+        XCTAssertEqual(Set(stored.numbers), [3])
+        XCTAssertEqual(stored.scores["b"], 2)
+        XCTAssertNil(stored.scores["a"])
+
+        reported = []
+        try lattice.write { try lattice.add(try bag(ints: [1, 2, 4], numbers: [3], scores: ["b": 2], tags: [2, 1]), update: .all) }
+        lattice.refresh()
+        XCTAssertEqual(reported.count, 1)
+        XCTAssertTrue(Set(reported.first ?? []).isSuperset(of: ["ints", "numbers", "scores", "tagList"]), "\(reported)")
+        tokens.forEach { $0.invalidate() }
+    }
+
     func testLargeValuesSplitByBytesAndKeepTheirOrder() throws {
         let lattice = try Lattice(configuration: config)
         let bag = Bag()

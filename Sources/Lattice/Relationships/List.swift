@@ -340,6 +340,12 @@ extension List: _PersistableCollection {
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = ListStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        if replacing && managed.updatesOnlyChanges {
+            let payloads = try values.map(managed.encode)
+            if try managed.lattice.listPayloads(managed.property, owner: owner._key) == payloads { return }
+            try store.removeAll()
+            return try store.insert(payloads, at: 0)
+        }
         if replacing { try store.removeAll() }
         try store.insert(values.map(managed.encode), at: 0)
     }

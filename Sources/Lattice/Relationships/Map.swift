@@ -231,6 +231,14 @@ extension Map: _PersistableCollection {
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = MapStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        if replacing && managed.updatesOnlyChanges {
+            let entries = try storage.map { ($0.key._mapKeyString, try managed.encode($0.value)) }
+            let stored = try MapTable(table: managed.property.collectionTable!, owner: owner._key).entries(managed.lattice.readTransaction())
+            if stored.count == entries.count && Dictionary(uniqueKeysWithValues: stored.map { ($0.key, $0.payload) }) == Dictionary(uniqueKeysWithValues: entries) { return }
+            try store.removeAll()
+            for (key, payload) in entries { try store.set(key, payload: payload) }
+            return
+        }
         if replacing { try store.removeAll() }
         for (key, value) in storage { try store.set(key._mapKeyString, payload: try managed.encode(value)) }
     }

@@ -201,6 +201,14 @@ extension MutableSet: _PersistableCollection {
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = SetStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        if replacing && managed.updatesOnlyChanges {
+            let payloads = try values.map(managed.encode)
+            let stored = try SetTable(table: managed.property.collectionTable!, owner: owner._key).entries(managed.lattice.readTransaction())
+            if Set(stored.map(\.value)) == Set(payloads) { return }
+            try store.removeAll()
+            for payload in payloads { try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload) }
+            return
+        }
         if replacing { try store.removeAll() }
         for element in values {
             let payload = try managed.encode(element)
