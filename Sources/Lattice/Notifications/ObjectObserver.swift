@@ -30,12 +30,15 @@ final class ObjectObserver<T: Object>: HandleObserver {
         }
         self.nested = nested
         self.block = block
+        related = observed.deep ? info.forwardReachableClasses(depth: 4) : []
         watchedBacklinks = keyPaths == nil ? [] : info.columns.filter { $0.property.type == .linkingObjects && observed.mask & ChangeSet.columnBit($0.column) != 0 }
     }
 
     /// Linking-objects properties named by key paths (never watched without key paths: backlinks do not
     /// count by default).
     private let watchedBacklinks: [PropertyInfo]
+    /// With `observed.deep`: the classes the object reaches through links (changes elsewhere cannot reach it).
+    private let related: Set<String>
 
     /// The objects linking to the observed one through `p`, in backlink order.
     private func linkingKeys(_ p: PropertyInfo, _ lattice: Lattice) -> [Int64] {
@@ -81,13 +84,18 @@ final class ObjectObserver<T: Object>: HandleObserver {
         guard let old = baseline, context.version != version else { return nil }
         let summary = context.summary(after: version)
         version = context.version
-        guard let record = current(context.lattice) else {
+        // An object the commits did not touch keeps its record: nothing to read. Unless the observer looks
+        // through links (at classes that changed) or at backlinks, nothing it watches changed either.
+        let untouched = summary.map { !$0.touched(info.name, key) } ?? false
+        if untouched && watchedBacklinks.isEmpty && !(observed.deep && related.contains { summary?.changes(of: $0) != nil }) {
+            return nil
+        }
+        guard let record = untouched ? old : current(context.lattice) else {
             baseline = nil
             flag.deactivate()
             return .deleted
         }
         baseline = record
-        if let summary, summary.changes(of: info.name) == nil && !observed.deep && watchedBacklinks.isEmpty { return nil }
         var properties: [PropertyChange] = []
         for p in info.columns where observed.mask & ChangeSet.columnBit(p.column) != 0 {
             let bit = ChangeSet.columnBit(p.column)
@@ -104,6 +112,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
                 if changed { properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name))) }
                 continue
             }
+            if untouched && !p.isLink { continue }  // the stored value, unchanged
             let was = old.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
             let now = record.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
             if was != now {
