@@ -509,6 +509,26 @@ final class NotificationTests: XCTestCase {
         tokens.forEach { $0.invalidate() }
     }
 
+    /// A List observed while its owner is deleted reports every entry deleted, then nothing more.
+    func testListObserverOfADeletedOwnerReportsItsEntriesDeleted() throws {
+        let lattice = try open()
+        let owner = try lattice.write { () -> NoteOwner in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "o"])
+            owner.pets.append(objectsIn: try (0..<3).map { try lattice.create(NotePet.self, value: ["id": $0, "name": "p\($0)"]) })
+            return owner
+        }
+        var deletions: [[Int]] = []
+        let token = owner.pets.observe { if case let .update(_, d, _, _) = $0 { deletions.append(d) } }
+        lattice.refresh()
+        try lattice.write { try lattice.delete(owner) }
+        lattice.refresh()
+        XCTAssertEqual(deletions, [[0, 1, 2]])
+        try addPet(lattice, 10, "later", age: 1)
+        lattice.refresh()
+        XCTAssertEqual(deletions.count, 1)
+        token.invalidate()
+    }
+
     /// Hundreds of object observers over one graph: the objects a change reaches are found once per
     /// delivery, backwards from the change, and tell each observer what walking forward from its object
     /// would; a commit changing more objects than that walk takes asks each observer's object instead.

@@ -31,17 +31,16 @@ enum ListChanges {
 
 extension ManagedCollection {
     /// The incremental change of this List for `CollectionWatch.incremental`: identities are entry
-    /// payloads. Nil (evaluate the list again) when the owner was deleted, the log and the list disagree,
+    /// payloads. Nil (evaluate the list again) when the owner is gone, the log and the list disagree,
     /// or so many entries are new that reading the whole list costs less than reading them one by one.
     func listIncrementalChange(keyPaths: [String]?) -> (ChangeSummary, [[UInt8]], DeliveryContext) -> IncrementalChange<[UInt8]>? {
         let target = property.target
         let observed = target.map { ObservedColumns($0, keyPaths: keyPaths) }
         let name = property.qualifiedName
-        let ownerClass = info.name
         return { summary, old, context in
-            let owner = self.ownerKey
-            if summary.changes(of: ownerClass)?.deleted.contains(owner) == true { return nil }
-            let operations = summary.operations(ofList: name, owner: owner)
+            // A deleted owner's list is read again (as empty), not replayed.
+            guard !self.owner.isInvalidated else { return nil }
+            let operations = summary.operations(ofList: name, owner: self.owner._key)
             if operations.isEmpty {
                 let all = [Bool](repeating: true, count: old.count)
                 return IncrementalChange(elements: old, deletions: [], insertions: [],
@@ -87,9 +86,7 @@ extension ManagedCollection {
         }
         if keys.isEmpty && !everyKey { return [] }
         return old.indices.filter { i in
-            guard kept[i], !old[i].isEmpty else { return false }
-            var at = 0
-            let key = old[i].withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
+            guard kept[i], let key = old[i].withUnsafeBytes(context.lattice.linkedKey) else { return false }
             return keys.contains(key) || (everyKey && context.reachesChange(target, key, summary))
         }
     }

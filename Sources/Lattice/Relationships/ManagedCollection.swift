@@ -14,7 +14,6 @@ struct ManagedCollection {
         return owner._key
     }
 
-    /// Runs a read for a non-throwing accessor.
     /// Whether the write adds its owner with `update: .modified`, where a collection equal to the stored
     /// one is no change: it is not written again, nor reported to observers. Not for embedded objects,
     /// which an update always replaces with new ones.
@@ -22,6 +21,7 @@ struct ManagedCollection {
         lattice.writer?.addPolicy == .modified && property.target?.schema.isEmbedded != true
     }
 
+    /// Runs a read for a non-throwing accessor.
     func read<R>(_ body: (Lattice, Int64) throws -> R) -> R {
         let key = ownerKey
         return lattice.reading("'\(name)'") { _ in try body(lattice, key) }
