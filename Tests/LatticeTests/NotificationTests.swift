@@ -56,6 +56,42 @@ final class NotificationTests: XCTestCase {
         try lattice.write { _ = try lattice.create(NotePet.self, value: ["id": id, "name": name, "age": age]) }
     }
 
+    // MARK: Closing
+
+    /// Observers whose tokens were invalidated (or released) hold nothing open: once the program drops
+    /// its handle and objects, the file closes at once and can be deleted, with no run loop turn between
+    /// (and no wait for the notifier's worker, which without a FIFO wakes only every 50 ms).
+    func testStoppedObserversLetTheFileCloseAtOnce() throws {
+        let configuration = database.configuration(types)
+        defer { Notifier.fifoCandidates.withLock { $0 = nil } }
+        for (release, fifo) in [(false, true), (true, true), (false, false)] {
+            Notifier.fifoCandidates.withLock { $0 = fifo ? nil : [] }
+            do {
+                let lattice = try open()
+                let owner = try lattice.write { () -> NoteOwner in
+                    let owner = try lattice.create(NoteOwner.self, value: ["name": "o"])
+                    owner.pets.append(try lattice.create(NotePet.self, value: ["id": 1, "name": "p"]))
+                    return owner
+                }
+                var tokens: [NotificationToken] = [
+                    lattice.objects(NotePet.self).observe { _ in },
+                    try lattice.objects(NotePet.self).filter("age > 0").observe(keyPaths: ["name"]) { _ in },
+                    owner.observe { _ in },
+                    owner.pets.observe { _ in },
+                    lattice.observe { _, _ in },
+                ]
+                lattice.refresh()
+                try lattice.write { owner.name = "changed" }
+                lattice.refresh()
+                if release { tokens.removeAll() } else { tokens.forEach { $0.invalidate() } }
+                XCTAssertTrue(Environment.isOpen(path: database.path), "the handle is still in use")
+                withExtendedLifetime(tokens) {}
+            }
+            XCTAssertFalse(Environment.isOpen(path: database.path), release ? "tokens released" : "tokens invalidated")
+            XCTAssertTrue(try Lattice.deleteFiles(for: configuration))
+        }
+    }
+
     // MARK: Change log
 
     func testCommitsAreLoggedWhileObservedAndLogIsBounded() throws {

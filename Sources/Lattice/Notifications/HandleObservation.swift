@@ -221,6 +221,18 @@ final class HandleObservation {
         for observer in observers.values where flags.contains(where: { $0 === observer.flag }) { observer.skip(context) }
     }
 
+    /// The stop of a token of this handle's observers. On the handle's thread it lets the invalidated
+    /// observers go at once, with what they hold (results, objects, and through them the handle itself,
+    /// which a program may then close and delete); from another thread at the handle's next run loop turn.
+    func tokenStop() -> @Sendable () -> Void {
+        let bound = ThreadBound(self)
+        let waker = self.waker
+        return {
+            if let observation = bound.value { return observation.prune() }
+            waker?.wake { bound.value?.prune() }
+        }
+    }
+
     private func prune() {
         observers = observers.filter { $0.value.flag.isActive }
         latticeObservers.removeAll { !$0.flag.isActive }

@@ -12,7 +12,7 @@ extension Lattice {
         } catch {
             flag.deactivate()
         }
-        return NotificationToken(flag: flag, stop: {})
+        return NotificationToken(flag: flag, stop: observation.tokenStop())
     }
 
     /// Registers an observer delivered on this handle; a failure (or a write transaction in progress)
@@ -28,8 +28,7 @@ extension Lattice {
         } catch {
             onError(error)
         }
-        let flag = observer.flag
-        return NotificationToken(flag: flag, stop: {})
+        return NotificationToken(flag: observer.flag, stop: observation.tokenStop())
     }
 
     /// ``write(_:)``, except that the observers of `tokens` (registered on this handle without a queue)

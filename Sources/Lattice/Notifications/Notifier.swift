@@ -10,8 +10,10 @@ import Glibc
 /// It waits on the file's FIFO (`ChangeSignal`) and, as a backstop that needs no FIFO and misses
 /// nothing (a writer killed between commit and wake-up, a full pipe, a directory without FIFOs), checks
 /// LMDB's last transaction id every `backstopMilliseconds`. Bursts coalesce: subscribers are woken once
-/// per newest transaction id seen, never once per commit. The worker keeps the environment open while
-/// anything is subscribed and stops (releasing it) once the last subscription ends.
+/// per newest transaction id seen, never once per commit. The notifier keeps the environment open while
+/// anything is subscribed; the last unsubscription releases it at once (a program that invalidated its
+/// tokens and dropped its handles can delete the file right away) and the worker stops without touching
+/// it again.
 final class Notifier: Sendable {
     /// Wakes a subscriber with the newest committed transaction id. Runs on the worker: it must only
     /// hand work to the subscriber's own context.
@@ -50,7 +52,7 @@ final class Notifier: Sendable {
             if let running = registry[env.path] {
                 notifier = running
             } else {
-                // The worker keeps its own reference on the environment for as long as it runs.
+                // The notifier keeps its own reference on the environment while anything is subscribed.
                 let shared = try Environment.acquire(path: env.path, options: env.options)
                 let candidates = Notifier.fifoCandidates.withLock { $0 }
                 notifier = Notifier(env: shared, fd: ChangeSignal.listen(path: env.path, candidates: candidates) ?? -1)
@@ -73,7 +75,7 @@ final class Notifier: Sendable {
         }
     }
 
-    /// Ends a subscription; the last one stops the worker.
+    /// Ends a subscription; the last one releases the environment and stops the worker.
     func unsubscribe(_ id: UInt64) {
         Notifier.registry.withLock { registry in
             let empty = state.withLock { state -> Bool in
@@ -85,8 +87,12 @@ final class Notifier: Sendable {
                 }
                 return state.subscribers.isEmpty
             }
-            // A stopping worker leaves the registry now: a new subscription starts a fresh one.
-            if empty, registry[env.path] === self { registry[env.path] = nil }
+            // A stopping notifier leaves the registry now (a new subscription starts a fresh one), so no
+            // subscriber comes back: the worker, which reads the environment only under the state lock
+            // and only while something is subscribed, never touches it again.
+            guard empty, registry[env.path] === self else { return }
+            registry[env.path] = nil
+            env.release()
         }
     }
 
@@ -99,20 +105,19 @@ final class Notifier: Sendable {
             } else {
                 usleep(UInt32(Notifier.backstopMilliseconds) * 1000)
             }
-            let newest = env.lastTransactionID
-            let wakes = state.withLock { state -> [Wake]? in
+            let wakes = state.withLock { state -> (newest: Int, [Wake])? in
                 if state.subscribers.isEmpty {
                     state.running = false
                     if fd >= 0 { close(fd) }
                     return nil
                 }
-                guard newest != state.lastSeen else { return [] }
+                let newest = env.lastTransactionID
+                guard newest != state.lastSeen else { return (newest, []) }
                 state.lastSeen = newest
-                return Array(state.subscribers.values)
+                return (newest, Array(state.subscribers.values))
             }
-            guard let wakes else { break }
-            for wake in wakes { wake(newest) }
+            guard let (newest, subscribers) = wakes else { break }
+            for wake in subscribers { wake(newest) }
         }
-        env.release()
     }
 }

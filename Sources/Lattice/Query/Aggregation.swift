@@ -30,12 +30,13 @@ enum Aggregation {
         try cast(total(values, t).swiftValue(t.kind), t, "sum(ofProperty:)")
     }
 
-    /// Integer properties average as Double; Decimal properties as Decimal.
-    static func average<T: _Persistable>(_ values: [ScalarValue], _ t: Target) throws -> T? {
+    /// Integer properties average as Double (or, `truncating`, as an integer rounded toward zero);
+    /// Decimal properties as Decimal.
+    static func average<T: _Persistable>(_ values: [ScalarValue], _ t: Target, truncating: Bool = false) throws -> T? {
         if values.isEmpty { return nil }
         let mean: Any?
         switch try total(values, t) {
-        case let .int(i): mean = Double(i) / Double(values.count)
+        case let .int(i): mean = truncating ? i / Int64(values.count) as Any : Double(i) / Double(values.count) as Any
         case let .double(d): mean = d / Double(values.count)
         case let .decimal(d): mean = d / Decimal(values.count)
         default: mean = nil

@@ -94,13 +94,19 @@ extension KeyPathResolver {
     /// on a probe object, the key path reads (one bit of the candidate number per read).
     func linkName<T: Object>(of keyPath: KeyPath<Root, T?>) -> String {
         let candidates = info.columns.filter { $0.isLink && $0.target?.type == T.self }
-        guard !candidates.isEmpty else { unresolved(keyPath) }
         if candidates.count == 1 { return candidates[0].name }
+        if let name = linkName(among: candidates, isSet: { $0[keyPath: keyPath] != nil }) { return name }
+        unresolved(keyPath)
+    }
+
+    /// The link among `candidates` that `isSet` finds set on probe objects, or nil when none is.
+    func linkName(among candidates: [PropertyInfo], isSet: (Root) -> Bool) -> String? {
+        guard !candidates.isEmpty else { return nil }
         var link: [UInt8] = []
         Varint.append(Varint.zigzag(1), to: &link)
         func read(_ chosen: (Int) -> Bool) -> Bool {
             let probe = self.probe { p in candidates.firstIndex { $0 === p }.flatMap { chosen($0) ? link : nil } }
-            return Lattice.$resolvesLinksUnread.withValue(true) { probe[keyPath: keyPath] != nil }
+            return Lattice.$resolvesLinksUnread.withValue(true) { isSet(probe) }
         }
         var index = 0
         var bit = 0
@@ -108,14 +114,19 @@ extension KeyPathResolver {
             if read({ $0 & (1 << bit) != 0 }) { index |= 1 << bit }
             bit += 1
         }
-        guard index < candidates.count, read({ $0 == index }) else { unresolved(keyPath) }
+        guard index < candidates.count, read({ $0 == index }) else { return nil }
         return candidates[index].name
     }
 
     /// The name of the collection property a key path reads (collections know their property).
     func collectionName<C>(of keyPath: KeyPath<Root, C>) -> String {
-        guard let name = (probe { _ in nil }[keyPath: keyPath] as? ManagedCollectionValue)?.managed?.property.name else { unresolved(keyPath) }
-        return name
+        if let name = collectionName(reading: { $0[keyPath: keyPath] }) { return name }
+        unresolved(keyPath)
+    }
+
+    /// The collection property whose value `read` returns from a probe object, or nil.
+    func collectionName(reading read: (Root) -> Any) -> String? {
+        (read(probe { _ in nil }) as? ManagedCollectionValue)?.managed?.property.name
     }
 
 }

@@ -242,7 +242,14 @@ struct KeyPathResolver<Root: Object> {
     let info: ClassInfo
 
     func name<V: _Persistable>(of keyPath: KeyPath<Root, V>) -> String {
+        if let name = scalarName(of: keyPath) { return name }
+        unresolved(keyPath)
+    }
+
+    /// The single-value property `keyPath` reads, or nil when it reads none.
+    func scalarName<V: _Persistable>(of keyPath: KeyPath<Root, V>) -> String? {
         let candidates = info.columns.filter { ObjectIdentifier($0.valueType) == ObjectIdentifier(V.self) && ScalarKind($0) != nil }
+        guard !candidates.isEmpty else { return nil }  // before any decoding: a link's type has no decoder of its own
         var base: [UInt8] = []
         V._latticeDefault._latticeEncode(into: &base)
         var payloads: [[UInt8]] = [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
@@ -253,7 +260,7 @@ struct KeyPathResolver<Root: Object> {
             p.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &out) }
             return out != base
         }
-        guard let marked, !candidates.isEmpty else { unresolved(keyPath) }
+        guard let marked else { return nil }
         var markedValue: [UInt8] = []
         marked.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &markedValue) }
         /// Reads the key path with the marked value in the candidates `chosen` selects.
@@ -269,7 +276,7 @@ struct KeyPathResolver<Root: Object> {
             if read({ $0 & (1 << bit) != 0 }) { index |= 1 << bit }
             bit += 1
         }
-        guard index < candidates.count, read({ $0 == index }), !read({ _ in false }) else { unresolved(keyPath) }
+        guard index < candidates.count, read({ $0 == index }), !read({ _ in false }) else { return nil }
         return candidates[index].name
     }
 

@@ -13,7 +13,8 @@ public protocol _ObjectCollection: LatticeCollection where Element: Object {
 }
 
 extension _ObjectCollection {
-    private func results(_ operation: String) throws -> Results<Element> {
+    /// The collection's objects as ``Results``; throws for an unmanaged collection.
+    func results(_ operation: String) throws -> Results<Element> {
         guard let results = _objectResults else {
             throw LatticeError.objectNotManaged(className: "\(Element.self)", operation: "\(operation) on an unmanaged \(typeName)")
         }
