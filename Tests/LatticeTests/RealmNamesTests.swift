@@ -178,6 +178,17 @@ final class RealmNamesTests: XCTestCase {
         let unmanaged = MutableSet<Int>()
         unmanaged.insert(objectsIn: [3, 1, 3])
         XCTAssertEqual(elements(unmanaged).sorted(), [1, 3])
+        XCTAssertEqual(unmanaged.sorted(ascending: false), [3, 1])
+    }
+
+    func testValuesSortedAscendingOrNot() throws {
+        let lattice = try seeded().open(types)
+        let ann = try ann(lattice)
+        try lattice.write { ann.numbers.append(objectsIn: [5, 1, 3, 1]) }
+        XCTAssertEqual(ann.numbers.sorted(ascending: true), [1, 1, 3, 5])
+        XCTAssertEqual(ann.numbers.sorted(ascending: false), [5, 3, 1, 1])
+        XCTAssertEqual(Array(ann.numbers), [5, 1, 3, 1], "the list keeps its order")
+        XCTAssertEqual(ann.numbers.sorted(), [1, 1, 3, 5], "Swift's own sorted() is still there")
     }
 
     func testMapIsASwiftCollectionOfKeyValuePairs() throws {

@@ -20,3 +20,9 @@ extension LatticeCollection where Element: Object {
     public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
 }
 
+
+extension LatticeCollection where Element: Comparable {
+    /// The values in ascending or descending order (Realm's `sorted(ascending:)` of a collection of
+    /// values), as an array: Lattice's ``Results`` hold objects only.
+    public func sorted(ascending: Bool) -> [Element] { ascending ? sorted() : sorted(by: >) }
+}
