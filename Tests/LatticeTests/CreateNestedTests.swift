@@ -85,6 +85,31 @@ final class CreateNestedTests: XCTestCase {
         try XCTUnwrap(lattice.object(ofType: CNOwner.self, forPrimaryKey: id), file: file, line: line)
     }
 
+    /// An array gives one value per stored property in declaration order; linking objects are computed,
+    /// so a class with them takes an array without them, as Realm does.
+    func testArrayValuesSkipLinkingObjects() throws {
+        let db = makeTempDatabase("create-nested")
+        do {
+            let lattice = try db.open(types)
+            let unmanaged = try CNPet(value: [8, "Fido", 2, NSNull(), NSNull()] as [Any])
+            XCTAssertEqual(unmanaged.name, "Fido")
+            try lattice.write {
+                try lattice.add(unmanaged)
+                let rex = try lattice.create(CNPet.self, value: [7, "Rex", 3, NSNull(), unmanaged] as [Any])
+                let owner = try lattice.create(CNOwner.self, value: ["id": 1])
+                owner.pets.append(rex)
+                assertLatticeError(try lattice.create(CNPet.self, value: [9, "Short"] as [Any]), .wrongType(
+                    className: "CNPet", property: "(value)",
+                    expected: "an array of 5 values, in declaration order (id, name, age, toy, buddy)", found: "an array of 2"))
+            }
+        }
+        let reopened = try db.open(types)
+        let rex = try XCTUnwrap(reopened.object(ofType: CNPet.self, forPrimaryKey: 7))
+        XCTAssertEqual(rex.buddy?.name, "Fido")
+        XCTAssertEqual(rex.owners.map(\.id), [1])
+        XCTAssertEqual(reopened.objects(CNPet.self).count, 2, "the failed create left nothing")
+    }
+
     // MARK: create(_:value:update:) on an existing object
 
     /// The forms a value arrives in from dynamic code: nil as `NSNull`, as an empty Optional or as an

@@ -388,10 +388,11 @@ final class ModelTests: XCTestCase {
                            .missingValue(className: "ModelDog", property: "name"))
         assertLatticeError(try ModelDog(value: ["id": "not-a-uuid"]),
                            .wrongType(className: "ModelDog", property: "id", expected: "UUID", found: "String"))
+        let arrayOfFive = "an array of 5 values, in declaration order (id, name, age, nickname, born)"
         assertLatticeError(try ModelDog(value: [UUID(), "Rex"] as [Any]),
-                           .missingValue(className: "ModelDog", property: "age"))
+                           .wrongType(className: "ModelDog", property: "(value)", expected: arrayOfFive, found: "an array of 2"))
         assertLatticeError(try ModelDog(value: [UUID(), "Rex", 1, "R", Date(), "extra"] as [Any]),
-                           .unknownProperty(className: "ModelDog", property: "#5 (the array has 6 values)"))
+                           .wrongType(className: "ModelDog", property: "(value)", expected: arrayOfFive, found: "an array of 6"))
         assertLatticeError(try ModelDog(value: 42),
                            .wrongType(className: "ModelDog", property: "(value)", expected: "[String: Any], [Any] or an object", found: "Int"))
     }

@@ -856,6 +856,26 @@ final class RelationshipMoreTests: XCTestCase {
         XCTAssertEqual(lattice.objects(Pet.self).count, 0)
     }
 
+    /// A List holding an object twice (and an array naming one object through two instances) deletes it
+    /// once; the rest of the write stands.
+    func testDeletingObjectsHeldTwice() throws {
+        let config = makeConfig()
+        defer { _ = try? Lattice.deleteFiles(for: config) }
+        do {
+            let lattice = try Lattice(configuration: config)
+            let owner = Owner()
+            let twice = Pet(), once = Pet(), kept = Pet()
+            owner.dogs.append(objectsIn: [twice, once, twice])
+            try lattice.write { try lattice.add(owner); try lattice.add(kept) }
+            try lattice.write { try lattice.delete(owner.dogs) }
+            XCTAssertEqual(owner.dogs.count, 0)
+            XCTAssertEqual(lattice.objects(Pet.self).count, 1)
+            let again = try XCTUnwrap(lattice.objects(Pet.self).first)
+            try lattice.write { try lattice.delete([kept, again]) }
+        }
+        XCTAssertEqual(try Lattice(configuration: config).objects(Pet.self).count, 0)
+    }
+
     func testManagedListOutsideWriteAndWrongFileFailTheTransaction() throws {
         let config = makeConfig()
         defer { _ = try? Lattice.deleteFiles(for: config) }

@@ -236,6 +236,7 @@ final class WriteTests: XCTestCase {
         let db = try seeded()
         do {
             let lattice = try db.open(types)
+            let fixtureArray = "an array of 4 values, in declaration order (id, name, rank, note)"
             let cases: [(Any, Lattice.UpdatePolicy, LatticeError)] = [
                 (["id": 5, "name": 7], .error,
                  .wrongType(className: "FixtureItem", property: "name", expected: "String", found: "Int")),
@@ -256,9 +257,9 @@ final class WriteTests: XCTestCase {
                 (["id": 1, "colour": "red"], .all,
                  .unknownProperty(className: "FixtureItem", property: "colour")),
                 ([5, "five"] as [Any], .error,
-                 .missingValue(className: "FixtureItem", property: "rank")),
+                 .wrongType(className: "FixtureItem", property: "(value)", expected: fixtureArray, found: "an array of 2")),
                 ([5, "five", 1, nil, 99] as [Any?], .error,
-                 .unknownProperty(className: "FixtureItem", property: "#4 (the array has 5 values)")),
+                 .wrongType(className: "FixtureItem", property: "(value)", expected: fixtureArray, found: "an array of 5")),
                 ("a string", .error,
                  .wrongType(className: "FixtureItem", property: "(value)", expected: "[String: Any], [Any] or an object", found: "String")),
                 (["id": 1, "name": "dup"], .error,

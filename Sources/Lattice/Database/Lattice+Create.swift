@@ -108,13 +108,14 @@ extension Lattice {
     static func namedValues(_ value: Any, _ properties: [Property], className: String) throws -> [String: Any] {
         if let dictionary = value as? [String: Any] { return dictionary }
         if let array = value as? [Any] {
-            if array.count < properties.count {
-                throw LatticeError.missingValue(className: className, property: properties[array.count].name)
+            // One value per stored property: linking objects are computed, never given.
+            let names = properties.filter { $0.type != .linkingObjects }.map(\.name)
+            guard array.count == names.count else {
+                throw LatticeError.wrongType(className: className, property: "(value)",
+                                             expected: "an array of \(names.count) values, in declaration order (\(names.joined(separator: ", ")))",
+                                             found: "an array of \(array.count)")
             }
-            if array.count > properties.count {
-                throw LatticeError.unknownProperty(className: className, property: "#\(properties.count) (the array has \(array.count) values)")
-            }
-            return Dictionary(uniqueKeysWithValues: zip(properties.map(\.name), array))
+            return Dictionary(uniqueKeysWithValues: zip(names, array))
         }
         if let object = objectValue(value) { return try values(of: object, for: properties) }
         if let fields = fields(of: value) { return fields }

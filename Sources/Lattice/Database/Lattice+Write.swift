@@ -327,9 +327,14 @@ extension Lattice {
         try deleteObject(info, key: object._key, old: old)
     }
 
-    /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began).
+    /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began). An
+    /// object that appears more than once (a List may hold it twice) is deleted once.
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
-        let objects = Array(objects)
+        var seen: Set<StoredObject> = []
+        let objects = objects.filter { object in
+            guard object._lattice === self, let info = object._info else { return true }  // delete(_:) says why not
+            return seen.insert(StoredObject(info: ObjectIdentifier(info), key: object._key)).inserted
+        }
         if objects.count > 1 {
             _ = try requireWrite("delete(_:)")
             try removeFromCollections(objects)

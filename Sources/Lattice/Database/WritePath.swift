@@ -259,7 +259,8 @@ extension Lattice {
         let owner: Int64
     }
 
-    private struct StoredObject: Hashable {
+    /// A stored object: its class (by identity) and key.
+    struct StoredObject: Hashable {
         let info: ObjectIdentifier
         let key: Int64
     }
