@@ -189,6 +189,38 @@ final class MigrationTests: XCTestCase {
         try checkExamsV2(try open(direct, [ExamsV2.Exam.self, ExamsV2.Subject.self, ExamsV2.Result.self], version: 2, block: ExamsV2.block))
     }
 
+    /// `enumerateObjects` visits the objects the file held before the block, whatever the block created
+    /// or deleted before: created objects are not visited, deleted ones are, with their old values and
+    /// no new object.
+    func testEnumerationVisitsTheOldObjectsWhateverTheBlockCreatedOrDeleted() throws {
+        let db = makeTempDatabase()
+        try writeExamsV0(db)
+        let seen = Locked<[String]>([])
+        let lattice = try open(db, [ExamsV1.Exam.self, ExamsV1.Subject.self], version: 1) { migration, _ in
+            migration.renameProperty(onType: "Exam", from: "result", to: "legacyResult")
+            migration.create("Exam", value: ["name": "Created", "legacyResult": "new"])
+            migration.enumerateObjects(ofType: "Exam") { old, new in
+                if old?["name"] as? String == "Algebra", let new { migration.delete(new) }
+            }
+            migration.enumerateObjects(ofType: "Subject") { _, new in
+                if let new { migration.delete(new) }
+            }
+            _ = migration.create("Subject", value: ["name": "Physics", "credits": 3])
+            migration.enumerateObjects(ofType: "Exam") { old, new in
+                let name = old?["name"] as? String ?? "?"
+                seen.withLock { $0.append("\(name) \(old?["legacyResult"] as? String ?? "-") \(new == nil ? "gone" : "kept")") }
+            }
+            migration.enumerateObjects(ofType: "Subject") { old, new in
+                seen.withLock { $0.append("\(old?["name"] as? String ?? "?") \(old?["credits"] as? Int ?? -1) \(new == nil ? "gone" : "kept")") }
+            }
+        }
+        XCTAssertEqual(seen.withLock { $0 }, ["Algebra passed gone", "Geometry failed kept", "Topology passed kept", "Logic - kept",
+                                             "Maths 6 gone"])
+        let exams = try lattice.objects(ExamsV1.Exam.self).sorted(byKeyPath: "name")
+        XCTAssertEqual(exams.map(\.name), ["Created", "Geometry", "Logic", "Topology"])
+        XCTAssertEqual(lattice.objects(ExamsV1.Subject.self).map(\.name), ["Physics"])
+    }
+
     func testAutomaticMigration() throws {
         let db = makeTempDatabase()
         do {

@@ -64,11 +64,23 @@ public final class Migration {
             return []
         }
         let newInfo = newSchema[typeName] == nil ? nil : work.classesByName[typeName]
-        return try old.allEntries(oldInfo.objectsTable).map { entry in
+        // The objects the file held before the block: those stored now that the block did not create,
+        // and those it deleted, as they were when deleted.
+        let created = migrator.context.migrationJournal?.created[typeName] ?? []
+        let deleted = migrator.context.migrationJournal?.deleted[typeName] ?? [:]
+        var records = try old.allEntries(oldInfo.objectsTable).compactMap { entry -> (key: Int64, record: RecordBuffer)? in
             let key = entry.key.withUnsafeBytes { KeyCodec.int($0) }
             // The old object keeps this copy of its record: later writes to the new object do not change it.
-            let oldObject = unsafeDowncast(old.materialize(oldInfo, key: key, record: RecordBuffer.make(entry.value)), to: DynamicObject.self)
-            let newObject = try newInfo.flatMap { try work.fetchObject($0, key: key) }.map { unsafeDowncast($0, to: DynamicObject.self) }
+            return created.contains(key) ? nil : (key, RecordBuffer.make(entry.value))
+        }
+        if !deleted.isEmpty {
+            records += deleted.map { (key: $0.key, record: $0.value) }
+            records.sort { $0.key < $1.key }
+        }
+        return try records.map { key, record in
+            let oldObject = unsafeDowncast(old.materialize(oldInfo, key: key, record: record), to: DynamicObject.self)
+            let isGone = deleted[key] != nil
+            let newObject = try newInfo.flatMap { isGone ? nil : try work.fetchObject($0, key: key) }.map { unsafeDowncast($0, to: DynamicObject.self) }
             return (oldObject, newObject)
         }
     }

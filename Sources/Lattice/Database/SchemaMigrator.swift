@@ -21,7 +21,7 @@ final class SchemaMigrator {
     let target: Schema
     private var tables: [String: Table]
     private let meta: Table
-    private let context: WriteContext
+    let context: WriteContext
     /// Column layouts of the classes being migrated, by class name (built on first use).
     private var layouts: [String: [Slot]]?
     private var workHandle: Lattice?
@@ -73,6 +73,8 @@ final class SchemaMigrator {
         do {
             if let block = configuration.migrationBlock {
                 let migration = Migration(migrator: self)
+                context.migrationJournal = MigrationJournal()
+                defer { context.migrationJournal = nil }
                 try block(migration, oldVersion)
                 if let error = migration.pendingError ?? context.pendingError { throw error }
             } else if let changed = retypedProperty() {

@@ -22,6 +22,9 @@ final class WriteContext {
     /// (or backwards) finds the next one there (or just before) instead of walking the list.
     @exclusivity(unchecked) var listRemovalHint: (table: Table, owner: Int64, position: Int)?
 
+    /// While a migration block runs: the objects it creates and deletes (see `MigrationJournal`).
+    @exclusivity(unchecked) var migrationJournal: MigrationJournal?
+
     init(txn: Transaction) { self.txn = txn }
 
     /// Stores the directory appends left unstored. Runs before the commit and before anything reads a
@@ -31,6 +34,23 @@ final class WriteContext {
         unstoredList = nil
         var directory = list.directory
         try ListTable(table: list.table, owner: list.owner).store(txn, &directory)
+    }
+}
+
+/// What a migration block created and deleted, so that `Migration.enumerateObjects` visits exactly the
+/// objects the file held before the block: not the ones it created, and the ones it deleted (with their
+/// records as they were when deleted) with no new object.
+final class MigrationJournal {
+    /// Keys of objects the block created, by class.
+    private(set) var created: [String: Set<Int64>] = [:]
+    /// Records of objects that existed before the block and were deleted in it, by class and key.
+    private(set) var deleted: [String: [Int64: RecordBuffer]] = [:]
+
+    func noteCreated(_ className: String, key: Int64) { created[className, default: []].insert(key) }
+
+    /// Notes a deleted object with its record; one the block created is not kept.
+    func noteDeleted(_ className: String, key: Int64, record: RecordBuffer) {
+        if created[className]?.contains(key) != true { deleted[className, default: [:]][key] = record }
     }
 }
 
@@ -112,6 +132,9 @@ extension Lattice {
                         }
                     }
                     try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: filedLast, txn)
+                    if let journal = write.migrationJournal {
+                        if let old { if after == nil { journal.noteDeleted(info.name, key: key, record: old) } } else { journal.noteCreated(info.name, key: key) }
+                    }
                     if old == nil {
                         write.changes.record(info.name, key: key, .inserted)
                     } else if after == nil {
