@@ -114,24 +114,3 @@ extension LatticeCollection where Element: Object {
         return try Aggregation.average(Aggregation.values(self, t), t)
     }
 }
-
-extension LatticeCollection where Element: AdditiveArithmetic {
-    /// The sum of the values.
-    public func sum() -> Element { reduce(.zero, +) }
-}
-
-extension LatticeCollection where Element: BinaryInteger {
-    /// The mean of the values (nil when empty).
-    public func average() -> Double? {
-        let all = Array(self)
-        return all.isEmpty ? nil : Double(all.reduce(0) { $0 + Int64($1) }) / Double(all.count)
-    }
-}
-
-extension LatticeCollection where Element: BinaryFloatingPoint {
-    /// The mean of the values (nil when empty).
-    public func average() -> Double? {
-        let all = Array(self)
-        return all.isEmpty ? nil : all.reduce(0.0) { $0 + Double($1) } / Double(all.count)
-    }
-}

@@ -176,18 +176,6 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     public var description: String { describeCollection("Map<\(Key.self), \(Value.self)>", Array(self)) }
 }
 
-extension Map where Value: Comparable {
-    /// The smallest value, or nil when the map is empty.
-    public func min() -> Value? { values.min() }
-    /// The largest value, or nil when the map is empty.
-    public func max() -> Value? { values.max() }
-}
-
-extension Map where Value: AdditiveArithmetic {
-    /// The sum of the values.
-    public func sum() -> Value { values.reduce(.zero, +) }
-}
-
 /// A Map whatever its types: its entries by key string, as `Any` (nil values as `Optional<Any>.none`).
 protocol AnyMap {
     var anyEntries: [String: Any] { get }
