@@ -609,6 +609,117 @@ final class NotificationTests: XCTestCase {
 
     // MARK: Tokens and skipping
 
+    /// A skipped write skips its own changes only: what another handle committed before it (and an
+    /// own commit not delivered yet) is still reported, to collection and object observers alike.
+    func testWriteWithoutNotifyingStillReportsEarlierCommits() throws {
+        let lattice = try open()
+        for id in 0..<5 { try addPet(lattice, id, "p\(id)", age: 1) }
+        let pets = try lattice.objects(NotePet.self).sorted(byKeyPath: "id")
+        let first = try XCTUnwrap(pets.first)
+        var ids: [Int] = []
+        var changes: [String] = []
+        var objectChanges: [[String]] = []
+        let tokens = [
+            pets.observe { change in
+                switch change {
+                case let .initial(r): ids = r.map(\.id)
+                case let .update(r, deletions, insertions, modifications):
+                    var applied = ids
+                    for i in deletions.sorted(by: >) { applied.remove(at: i) }
+                    for i in insertions.sorted() { applied.insert(r[i].id, at: i) }
+                    XCTAssertEqual(applied, r.map(\.id), "the changeset takes the old array to the new one")
+                    ids = r.map(\.id)
+                    changes.append("d\(deletions) i\(insertions) m\(modifications)")
+                case let .error(error): XCTFail("\(error)")
+                }
+            },
+            first.observe { if case let .change(_, p) = $0 { objectChanges.append(p.map(\.name)) } },
+        ]
+        lattice.refresh()
+        let other = try open()
+        try other.write {
+            _ = try other.create(NotePet.self, value: ["id": 50, "name": "foreign"])
+            other.object(ofType: NotePet.self, forPrimaryKey: 0)?.name = "renamed elsewhere"
+        }
+        try lattice.write(withoutNotifying: tokens) { first.age = 99 }
+        XCTAssertEqual(changes, ["d[] i[5] m[0]"], "the other handle's commit, delivered before the skipped write")
+        XCTAssertEqual(objectChanges, [["name"]])
+        try lattice.write { pets[2].age = 7 }
+        try lattice.write(withoutNotifying: tokens) { pets[3].age = 8 }
+        lattice.refresh()
+        XCTAssertEqual(changes, ["d[] i[5] m[0]", "d[] i[] m[2]"], "an own commit not delivered yet is reported too")
+        XCTAssertEqual(ids, [0, 1, 2, 3, 4, 50])
+        XCTAssertEqual(objectChanges, [["name"]], "the age change was skipped")
+        tokens.forEach { $0.invalidate() }
+    }
+
+    /// Key paths through a link count only what they name in the linked object, for collection observers
+    /// as for object observers.
+    func testCollectionKeyPathsThroughLinksCountOnlyWhatTheyName() throws {
+        let lattice = try open()
+        let owner = try lattice.write { () -> NoteOwner in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "Ann"])
+            let pet = try lattice.create(NotePet.self, value: ["id": 1, "name": "Rex", "owner": owner])
+            owner.pets.append(pet)
+            return owner
+        }
+        var results: [[Int]] = [], list: [[Int]] = []
+        let tokens = [
+            lattice.objects(NotePet.self).observe(keyPaths: ["owner.name"]) { if case let .update(_, _, _, m) = $0 { results.append(m) } },
+            owner.pets.observe(keyPaths: ["owner.name"]) { if case let .update(_, _, _, m) = $0 { list.append(m) } },
+        ]
+        lattice.refresh()
+        try lattice.write { owner.tags.append("x") }
+        lattice.refresh()
+        try lattice.write { owner.pets[0].age = 3 }
+        lattice.refresh()
+        XCTAssertEqual(results, [], "neither the owner's List nor the pet's age is watched")
+        XCTAssertEqual(list, [])
+        try lattice.write { owner.name = "Bea" }
+        lattice.refresh()
+        XCTAssertEqual(results, [[0]])
+        XCTAssertEqual(list, [[0]])
+        try lattice.write { owner.pets[0].owner = nil }
+        lattice.refresh()
+        XCTAssertEqual(results, [[0], [0]], "the link itself is watched too")
+        tokens.forEach { $0.invalidate() }
+    }
+
+    /// A key path that names no property is an error, not an observer that never fires.
+    func testMistypedKeyPathsAreErrors() throws {
+        let lattice = try open()
+        let (owner, pet) = try lattice.write { () -> (NoteOwner, NotePet) in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "Ann"])
+            return (owner, try lattice.create(NotePet.self, value: ["id": 1, "name": "Rex", "owner": owner]))
+        }
+        var errors: [LatticeError] = []
+        let tokens = [
+            pet.observe(keyPaths: ["nmae"]) { if case let .error(e) = $0 { errors.append(e as? LatticeError ?? .invalidQuery(message: "?")) } },
+            lattice.objects(NotePet.self).observe(keyPaths: ["owner.nmae"]) {
+                if case let .error(e) = $0 { errors.append(e as? LatticeError ?? .invalidQuery(message: "?")) }
+            },
+            owner.pets.observe(keyPaths: ["age.years"]) { if case let .error(e) = $0 { errors.append(e as? LatticeError ?? .invalidQuery(message: "?")) } },
+            pet.observe(keyPaths: ["owner.pets.name", "toy.maker.name"]) { if case .error = $0 { XCTFail("valid paths") } },
+        ]
+        XCTAssertEqual(errors, [.unknownProperty(className: "NotePet", property: "nmae"),
+                                .unknownProperty(className: "NoteOwner", property: "nmae"),
+                                .unknownProperty(className: "NotePet", property: "age.years")])
+        tokens.forEach { $0.invalidate() }
+    }
+
+    /// A handle observer registered inside a write that changes nothing hears of the next commit.
+    func testHandleObserverRegisteredInAnEmptyWriteHearsTheNextCommit() throws {
+        let lattice = try open()
+        var notified = 0
+        var token: NotificationToken?
+        try lattice.write { token = lattice.observe { _, _ in notified += 1 } }
+        let other = try open()
+        try addPet(other, 1, "a", age: 1)
+        lattice.refresh()
+        XCTAssertEqual(notified, 1)
+        token?.invalidate()
+    }
+
     func testWriteWithoutNotifyingAndInvalidateInsideCallback() throws {
         let lattice = try open()
         var skippedCount = 0, otherCount = 0

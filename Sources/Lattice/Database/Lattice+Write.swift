@@ -57,7 +57,10 @@ extension Lattice {
     @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
     public func cancelWrite() { abortWrite() }
 
-    private func startWrite() throws {
+    /// Begins the write transaction. Observers of this handle first hear of other handles' commits it
+    /// has not seen (as in Realm); with `deliveringPending`, of its own undelivered commits too (see
+    /// `write(withoutNotifying:)`).
+    func startWrite(deliveringPending: Bool = false) throws {
         if frozenLock != nil { throw LatticeError.frozen(operation: "beginWrite()") }
         if configuration.readOnly { throw LatticeError.readOnly(path: env.path, operation: "beginWrite()") }
         if writer != nil { throw LatticeError.alreadyInWriteTransaction }
@@ -67,6 +70,16 @@ extension Lattice {
         try checkActiveVersions()
         try env.writerLock.lock()
         do {
+            // Under the writer lock no commit can come between this delivery and the write: a write whose
+            // tokens skip notification then skips its own changes only.
+            let latest = env.lastTransactionID
+            if let observation = observationState as? HandleObservation, deliveringPending || viewCommit != latest,
+               observation.isBehind(latest) {
+                refresh()
+                releaseSnapshot()
+                // A callback may have begun a write of its own and left it open.
+                if writer != nil { throw LatticeError.alreadyInWriteTransaction }
+            }
             let txn = try Transaction(writeOn: env)
             do {
                 try checkSchemaVersion(txn)

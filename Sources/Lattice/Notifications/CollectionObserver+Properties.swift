@@ -17,7 +17,8 @@ extension MutableSet {
         let watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in
             try SetTable(table: property.collectionTable!, owner: key).entries(lattice.readTransaction()).map(\.value)
         }, payload: { $0 })
-        return managed.lattice.register(CollectionObserver(self, watch, block), onError: { block(.error($0)) })
+        return managed.lattice.register(CollectionObserver(self, watch, block), keyPaths: keyPaths, of: property.target,
+                                        onError: { block(.error($0)) })
     }
 }
 
@@ -73,7 +74,7 @@ extension Map {
             }
         }
         observer.willUpdate = { compared = ($0, $1) }
-        return managed.lattice.register(observer, onError: { block(.error($0)) })
+        return managed.lattice.register(observer, keyPaths: keyPaths, of: property.target, onError: { block(.error($0)) })
     }
 }
 
@@ -103,7 +104,7 @@ extension LinkingObjects {
             isModified: { summary, context in
                 { key in
                     summary.touched(originInfo.name, key, columns: observed.mask)
-                        || (observed.deep && context.reachesChange(originInfo, key, summary))
+                        || observed.changedThrough(originInfo, key, summary, context)
                 }
             },
             unchangedOrder: { summary, old in
@@ -113,6 +114,7 @@ extension LinkingObjects {
                 let bit = ChangeSet.columnBit(originProperty.column)
                 return changes.modified.values.contains { $0 & bit != 0 } ? nil : old
             })
-        return managed.lattice.register(CollectionObserver(self, watch, block), onError: { block(.error($0)) })
+        return managed.lattice.register(CollectionObserver(self, watch, block), keyPaths: keyPaths, of: originInfo,
+                                        onError: { block(.error($0)) })
     }
 }

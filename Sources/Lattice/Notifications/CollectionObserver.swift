@@ -95,8 +95,10 @@ extension Results {
         let placement = ResultsPlacement(self)
         // Whether changes reached through links may modify elements.
         func deep(_ summary: ChangeSummary) -> Bool {
-            observed.deep && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
+            observed.all && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
         }
+        // Whether key paths through relationships (`"owner.name"`) may see a change: every element is asked.
+        func nested(_ summary: ChangeSummary) -> Bool { !observed.all && observed.mayChangeThrough(info, summary) }
         // The elements modified through links, found backwards from the changes; nil: ask every element.
         func reached(_ summary: ChangeSummary, _ context: DeliveryContext) -> Set<Int64>? {
             context.objectsReachingChanges(info, summary)
@@ -105,8 +107,8 @@ extension Results {
             let own = summary.changes(of: info.name)
             return { key in
                 if let own, own.inserted.contains(key) || (own.modified[key] ?? 0) & observed.mask != 0 { return true }
-                guard deep else { return false }
-                return reached.map { $0.contains(key) } ?? context.reachesChange(info, key, summary)
+                if deep { return reached.map { $0.contains(key) } ?? context.reachesChange(info, key, summary) }
+                return !observed.all && observed.changedThrough(info, key, summary, context)
             }
         }
         return CollectionWatch(
@@ -125,7 +127,7 @@ extension Results {
             incremental: placement.map { placement in
                 { summary, old, context in
                     let deep = deep(summary)
-                    let reached = deep ? reached(summary, context) : []
+                    let reached = deep ? reached(summary, context) : nested(summary) ? nil : []
                     guard let change = placement.change(old: old, summary, context.lattice, checkAll: reached == nil,
                                                         alsoModified: reached ?? [],
                                                         isModified: isModified(summary, context, reached, deep: deep)) else { return nil }
@@ -164,7 +166,8 @@ extension Results {
     /// properties count as modifications. Inside a write transaction, `block` gets `.error` and nothing else.
     public func observe(keyPaths: [String]? = nil,
                         _ block: @escaping (LatticeCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        lattice.register(CollectionObserver(self, collectionWatch(keyPaths: keyPaths), block), onError: { block(.error($0)) })
+        lattice.register(CollectionObserver(self, collectionWatch(keyPaths: keyPaths), block), keyPaths: keyPaths, of: info,
+                         onError: { block(.error($0)) })
     }
 
     /// Observes these results on `queue` (nil: as ``observe(keyPaths:_:)``). The results handed to
@@ -178,6 +181,7 @@ extension Results {
             let recipe = try ResultsRecipe(self)
             return QueueDelivery.start(configuration: lattice.configuration, env: lattice.env, on: queue, onError: { block(.error($0)) }) { handle in
                 let results: Results<Element> = try recipe.results(on: handle)
+                if let info = results.info, let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) { throw error }
                 return CollectionObserver(results, results.collectionWatch(keyPaths: keyPaths), block)
             }
         } catch {
@@ -300,27 +304,81 @@ extension QueryExpression {
     }
 }
 
-/// Which changes of an object count: its columns (all, or those `keyPaths` name first) and whether
-/// changes of linked objects count (always without key paths; with them, when one goes through a link).
+/// Which changes of an object count. Without key paths: any change of the object, and of an object it
+/// reaches through links and Lists of objects (up to four hops). With them: the columns their first
+/// segments name, and through a relationship named with more segments (`"owner.name"`, `"dogs.age"`,
+/// `"walkers.name"`) what the rest names in the objects it leads to.
 struct ObservedColumns {
+    /// The object's own columns that count.
     let mask: UInt64
-    let deep: Bool
+    /// No key paths: changes reached through links count, whatever they are.
+    let all: Bool
+    /// For each relationship column named with more segments: the rest of those paths.
+    let nested: [Int: [String]]
 
     init(_ info: ClassInfo, keyPaths: [String]?) {
         guard let keyPaths else {
             mask = .max
-            deep = true
+            all = true
+            nested = [:]
             return
         }
         var mask: UInt64 = 0
-        var deep = false
+        var nested: [Int: [String]] = [:]
         for path in keyPaths {
-            let first = path.split(separator: ".").first.map(String.init) ?? path
-            if let p = info.columns.first(where: { $0.name == first }) { mask |= ChangeSet.columnBit(p.column) }
-            if path.contains(".") { deep = true }
+            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let first = parts.first, let p = info.columns.first(where: { $0.name == first }) else { continue }
+            mask |= ChangeSet.columnBit(p.column)
+            if parts.count == 2 { nested[p.column, default: []].append(parts[1]) }
         }
         self.mask = mask
-        self.deep = deep
+        all = false
+        self.nested = nested
+    }
+
+    /// Whether changes of other objects can count.
+    var looksThroughLinks: Bool { all || !nested.isEmpty }
+
+    /// The first of `keyPaths` that names no property of `info` (each segment checked against the class
+    /// the one before leads to), as the error an observer registered with it gets; nil when all do.
+    static func invalidKeyPath(_ keyPaths: [String]?, of info: ClassInfo) -> LatticeError? {
+        for path in keyPaths ?? [] {
+            var current: ClassInfo? = info
+            for segment in path.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+                guard let cls = current, let p = cls.columns.first(where: { $0.name == segment }) else {
+                    return .unknownProperty(className: current?.name ?? info.name, property: current == nil ? path : segment)
+                }
+                current = p.linksObjects || p.property.type == .linkingObjects ? p.target : nil
+            }
+        }
+        return nil
+    }
+
+    /// Whether a commit in `summary` may have changed, through relationships, what these key paths name:
+    /// a class the nested paths lead to changed (without key paths: see `ClassInfo.forwardReachableClasses`).
+    func mayChangeThrough(_ info: ClassInfo, _ summary: ChangeSummary) -> Bool {
+        if all { return true }
+        return nested.contains { column, rest in
+            guard let target = info.columns[column].target else { return false }
+            return summary.changes(of: target.name) != nil || ObservedColumns(target, keyPaths: rest).mayChangeThrough(target, summary)
+        }
+    }
+
+    /// Whether object `key` of `info` changed, through its relationships, in what these key paths name
+    /// (without key paths: whether it reaches a change within `depth` hops).
+    func changedThrough(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ context: DeliveryContext, depth: Int = 4) -> Bool {
+        if all { return context.reachesChange(info, key, summary, depth: depth) }
+        for (column, rest) in nested {
+            let p = info.columns[column]
+            guard let target = p.target else { continue }
+            let through = ObservedColumns(target, keyPaths: rest)
+            guard summary.changes(of: target.name) != nil || through.mayChangeThrough(target, summary) else { continue }
+            for linked in context.linkedKeys(info, key, through: p)
+            where summary.touched(target.name, linked, columns: through.mask) || through.changedThrough(target, linked, summary, context) {
+                return true
+            }
+        }
+        return false
     }
 }
 
@@ -371,7 +429,7 @@ extension ManagedCollection {
                     var at = 0
                     let key = bytes.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
                     return summary.touched(target.name, key, columns: observed.mask)
-                        || (observed.deep && context.reachesChange(target, key, summary))
+                        || observed.changedThrough(target, key, summary, context)
                 }
             },
             unchangedOrder: { summary, old in
@@ -399,6 +457,7 @@ extension List {
         var watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in try lattice.listPayloads(property, owner: key) },
                                   payload: { $0 })
         watch.incremental = managed.listIncrementalChange(keyPaths: keyPaths)
-        return managed.lattice.register(CollectionObserver(self, watch, block), onError: { block(.error($0)) })
+        return managed.lattice.register(CollectionObserver(self, watch, block), keyPaths: keyPaths, of: property.target,
+                                        onError: { block(.error($0)) })
     }
 }

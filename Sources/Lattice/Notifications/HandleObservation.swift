@@ -102,24 +102,32 @@ final class DeliveryContext {
         return reaches(info, key, summary, depth, &visited)
     }
 
+    /// The objects object `key` of `info` reaches through the relationship `p`: its to-one link, the
+    /// objects of its List, MutableSet or Map, or the objects linking to it (a LinkingObjects property).
+    func linkedKeys(_ info: ClassInfo, _ key: Int64, through p: PropertyInfo) -> [Int64] {
+        lattice.reading("links of '\(info.name)'") { _ -> [Int64] in
+            if p.property.type == .linkingObjects {
+                guard let origin = p.target, let name = p.property.originProperty, let through = origin.property(named: name) else { return [] }
+                return try lattice.backlinks(of: info, key: key, through: through).map(\.source)
+            }
+            guard p.linksObjects else { return [] }
+            switch p.property.collection {
+            case nil:
+                guard let record = try lattice.fetchRecord(info, key: key) else { return [] }
+                return record.withBytes { RecordView($0)?.payload(p.column).flatMap(lattice.linkedKey) }.map { [$0] } ?? []
+            case .list?:
+                return try lattice.listPayloads(p, owner: key).compactMap { $0.withUnsafeBytes(lattice.linkedKey) }
+            case .set?, .map?:
+                return try lattice.keyedEntries(p, owner: key).compactMap { $0.value.withUnsafeBytes(lattice.linkedKey) }
+            }
+        }
+    }
+
     private func reaches(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ depth: Int, _ visited: inout Set<[Int64]>) -> Bool {
         guard depth > 0 else { return false }
-        let targets: [(ClassInfo, Int64)] = lattice.reading("links of '\(info.name)'") { _ in
-            guard let record = try lattice.fetchRecord(info, key: key) else { return [] }
-            var out: [(ClassInfo, Int64)] = []
-            for p in info.columns {
-                guard let target = p.target else { continue }
-                if p.isLink {
-                    if let k = record.withBytes({ RecordView($0)?.payload(p.column).flatMap(lattice.linkedKey) }) { out.append((target, k)) }
-                } else if p.property.collection == .list, p.linksObjects {
-                    for payload in try lattice.listPayloads(p, owner: key) {
-                        var at = 0
-                        let k = payload.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
-                        out.append((target, k))
-                    }
-                }
-            }
-            return out
+        let targets: [(ClassInfo, Int64)] = info.columns.flatMap { p -> [(ClassInfo, Int64)] in
+            guard let target = p.target, p.isLink || (p.property.collection == .list && p.linksObjects) else { return [] }
+            return linkedKeys(info, key, through: p).map { (target, $0) }
         }
         for (target, k) in targets {
             if summary.touched(target.name, k) { return true }
@@ -158,7 +166,9 @@ final class HandleObservation {
 
     func addLatticeObserver(_ flag: ObserverFlag, _ block: @escaping (Lattice.Notification, Lattice) -> Void) throws {
         try subscribe()
-        if latticeObservers.isEmpty { lastVersion = Int64(lattice.reading("the latest snapshot") { $0.id }) }
+        // Inside a write, the commit the write started from: the write's own id is the next commit's only
+        // if the write changes something.
+        if latticeObservers.isEmpty { lastVersion = Int64(lattice.writer.map { $0.txn.id - 1 } ?? lattice.reading("the latest snapshot") { $0.id }) }
         latticeObservers.append((flag, block))
     }
 
@@ -196,6 +206,11 @@ final class HandleObservation {
             // Initial notifications still go out at the handle's current version.
             deliver(initialOnly: true)
         }
+    }
+
+    /// Whether an observer has yet to hear of commit `latest` (or of anything: nothing delivered yet).
+    func isBehind(_ latest: Int) -> Bool {
+        (!observers.isEmpty || !latticeObservers.isEmpty) && lastVersion != Int64(latest)
     }
 
     /// Delivers every pending change at the handle's current view (run by the run loop and by `refresh()`).

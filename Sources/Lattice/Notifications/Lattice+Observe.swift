@@ -17,7 +17,14 @@ extension Lattice {
 
     /// Registers an observer delivered on this handle; a failure (or a write transaction in progress)
     /// goes to `onError` and nothing else is delivered.
-    func register(_ observer: any HandleObserver, onError: (Error) -> Void) -> NotificationToken {
+    /// `keyPaths` are checked against `info`, the class of the observed objects: one that names no
+    /// property goes to `onError` too.
+    func register(_ observer: any HandleObserver, keyPaths: [String]? = nil, of info: ClassInfo? = nil,
+                  onError: (Error) -> Void) -> NotificationToken {
+        if let info, let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) {
+            onError(error)
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
         if writer != nil {
             onError(LatticeError.unsupported(feature: "Registering a notification observer inside a write transaction "
                 + "(register it before beginWrite() or after commitWrite())"))
@@ -36,7 +43,7 @@ extension Lattice {
     @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws -> Result {
-        try beginWrite()
+        try startWrite(deliveringPending: true)
         do {
             let result = try block()
             if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }

@@ -81,13 +81,15 @@ extension ManagedCollection {
         guard let target, let observed else { return [] }
         var keys = summary.touchedKeys(target.name, columns: observed.mask)
         var everyKey = false
-        if observed.deep {
+        if observed.all {
             if let reached = context.objectsReachingChanges(target, summary) { keys.formUnion(reached) } else { everyKey = true }
+        } else if observed.mayChangeThrough(target, summary) {
+            everyKey = true  // key paths through relationships: each element asked
         }
         if keys.isEmpty && !everyKey { return [] }
         return old.indices.filter { i in
             guard kept[i], let key = old[i].withUnsafeBytes(context.lattice.linkedKey) else { return false }
-            return keys.contains(key) || (everyKey && context.reachesChange(target, key, summary))
+            return keys.contains(key) || (everyKey && observed.changedThrough(target, key, summary, context))
         }
     }
 }

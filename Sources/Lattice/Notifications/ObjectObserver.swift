@@ -7,8 +7,6 @@ final class ObjectObserver<T: Object>: HandleObserver {
     private let info: ClassInfo
     private let key: Int64
     private let observed: ObservedColumns
-    /// For each link column named by key paths with more segments: the rest of those paths.
-    private let nested: [Int: [String]]
     private let block: (ObjectChange<T>) -> Void
     private var baseline: RecordBuffer?
     /// The objects linking here through each linking-objects property that key paths name, as last seen.
@@ -23,21 +21,16 @@ final class ObjectObserver<T: Object>: HandleObserver {
         key = object._key
         let observed = ObservedColumns(info, keyPaths: keyPaths)
         self.observed = observed
-        var nested: [Int: [String]] = [:]
-        for path in keyPaths ?? [] {
-            let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
-            if parts.count == 2, let p = info.columns.first(where: { $0.name == parts[0] }) { nested[p.column, default: []].append(parts[1]) }
-        }
-        self.nested = nested
         self.block = block
-        related = observed.deep ? info.forwardReachableClasses(depth: 4) : []
+        related = observed.looksThroughLinks ? info.forwardReachableClasses(depth: 4) : []
         watchedBacklinks = keyPaths == nil ? [] : info.columns.filter { $0.property.type == .linkingObjects && observed.mask & ChangeSet.columnBit($0.column) != 0 }
     }
 
     /// Linking-objects properties named by key paths (never watched without key paths: backlinks do not
     /// count by default).
     private let watchedBacklinks: [PropertyInfo]
-    /// With `observed.deep`: the classes the object reaches through links (changes elsewhere cannot reach it).
+    /// When changes of other objects can count: the classes the object reaches through links (changes
+    /// elsewhere cannot reach it).
     private let related: Set<String>
 
     /// The objects linking to the observed one through `p`, in backlink order.
@@ -52,10 +45,10 @@ final class ObjectObserver<T: Object>: HandleObserver {
         let now = linkingKeys(p, context.lattice)
         defer { linking[p.column] = now }
         if linking[p.column] != now { return true }
-        guard let origin = p.target, let rest = nested[p.column] else { return false }
+        guard let origin = p.target, let rest = observed.nested[p.column] else { return false }
         guard let summary else { return true }  // the log cannot tell: they may have changed
         let through = ObservedColumns(origin, keyPaths: rest)
-        return now.contains { summary.touched(origin.name, $0, columns: through.mask) || (through.deep && context.reachesChange(origin, $0, summary, depth: 3)) }
+        return now.contains { summary.touched(origin.name, $0, columns: through.mask) || through.changedThrough(origin, $0, summary, context, depth: 3) }
     }
 
     func update(_ context: DeliveryContext) {
@@ -87,7 +80,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
         // An object the commits did not touch keeps its record: nothing to read. Unless the observer looks
         // through links (at classes that changed) or at backlinks, nothing it watches changed either.
         let untouched = summary.map { !$0.touched(info.name, key) } ?? false
-        if untouched && watchedBacklinks.isEmpty && !(observed.deep && related.contains { summary?.changes(of: $0) != nil }) {
+        if untouched && watchedBacklinks.isEmpty && !(observed.looksThroughLinks && related.contains { summary?.changes(of: $0) != nil }) {
             return nil
         }
         guard let record = untouched ? old : current(context.lattice) else {
@@ -132,18 +125,16 @@ final class ObjectObserver<T: Object>: HandleObserver {
 
     /// Whether changes of the object link `p` reaches count (`linkChanged` without its summary).
     private func watchesThrough(_ p: PropertyInfo) -> Bool {
-        observed.deep && (nested[p.column] != nil || nested.isEmpty)
+        observed.all || observed.nested[p.column] != nil
     }
 
     /// Whether the object a link reaches changed in what is observed through it.
     private func linkChanged(_ p: PropertyInfo, _ target: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ context: DeliveryContext) -> Bool {
-        guard observed.deep else { return false }
-        if let rest = nested[p.column] {
+        if let rest = observed.nested[p.column] {
             let through = ObservedColumns(target, keyPaths: rest)
-            return summary.touched(target.name, key, columns: through.mask) || (through.deep && context.reachesChange(target, key, summary, depth: 3))
+            return summary.touched(target.name, key, columns: through.mask) || through.changedThrough(target, key, summary, context, depth: 3)
         }
-        if nested.isEmpty { return summary.touched(target.name, key) || context.reachesChange(target, key, summary, depth: 3) }
-        return false
+        return observed.all && (summary.touched(target.name, key) || context.reachesChange(target, key, summary, depth: 3))
     }
 
     func skip(_ context: DeliveryContext) {
@@ -173,7 +164,8 @@ extension LatticeObservable where Self: Object {
             block(.error(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "observe(keyPaths:_:)")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
-        return lattice.register(ObjectObserver(self, info: info, keyPaths: keyPaths, block), onError: { block(.error($0)) })
+        return lattice.register(ObjectObserver(self, info: info, keyPaths: keyPaths, block), keyPaths: keyPaths, of: info,
+                                onError: { block(.error($0)) })
     }
 
     /// Observes the object on `queue` (nil: as ``observe(keyPaths:_:)``); the object handed to `block`
@@ -190,6 +182,7 @@ extension LatticeObservable where Self: Object {
             guard let info = handle.classesByName[className], let object = try handle.fetchObject(info, key: key) as? Self else {
                 throw LatticeError.objectInvalidated(className: className)
             }
+            if let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) { throw error }
             return ObjectObserver(object, info: info, keyPaths: keyPaths, block)
         }
     }
