@@ -13,8 +13,9 @@ struct ExportCommand: ParsableCommand {
             key) is written for classes without a primary key: links to their objects use it. Classes are \
             written so that linked classes come before the classes linking to them where the links allow. \
             Objects are read and written one at a time, so a file of any size exports in little memory. \
-            The file format is described in Tools/README.md of the Lattice repository.
-            """
+            The file format is described in Tools/README.md of the Lattice repository. `lattice dump` is             the same command.
+            """,
+        aliases: ["dump"]
     )
 
     @OptionGroup var file: FileArgument

@@ -11,6 +11,7 @@ final class ExportImportTests: CLITestCase {
         let export = try lattice("export", "people.lattice")
         XCTAssertEqual(export.status, 0, export.stderr)
         XCTAssertEqual(export.stderr, "")  // no progress when standard error is no terminal
+        XCTAssertEqual(try lattice("dump", "people.lattice").stdout, export.stdout, "dump is export by another name")
         let lines = export.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 1 + 30 + 30)
         let header = try XCTUnwrap(try json(lines[0]) as? [String: Any])
