@@ -240,3 +240,74 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try lattice.objects(LCar.self).filter("owner == nil")), ["Polo", "Up"])
     }
 }
+
+/// Comparisons with given objects (`owner == %@`, `%@ IN dogs`) are answered from the backlinks of those
+/// objects instead of a scan, with the same answers.
+final class ObjectComparisonPlanTests: LinkQueryTestCase {
+    func testObjectComparisonsUseTheBacklinksOfTheObjects() throws {
+        let (ann, bo, cy) = try makeSample()
+        let dogs = lattice.objects(LDog.self)
+        let people = lattice.objects(LPerson.self)
+        let rex = try XCTUnwrap(dogs.filter("name == 'Rex'").first)
+        XCTAssertEqual(names(try dogs.filter("owner == %@", ann)), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner IN %@", [ann, bo])), ["Fido", "Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("owner == %@", cy)), [])
+        XCTAssertEqual(names(try people.filter("%@ IN dogs", rex)), ["Ann", "Bo"])
+        XCTAssertEqual(names(try people.filter("ANY dogs == %@ AND age > 35", rex)), ["Bo"])
+        XCTAssertEqual(names(try lattice.objects(LCar.self).filter("owner.partner == %@", ann)), ["Polo"])
+        XCTAssertEqual(try dogs.filter("owner == %@", ann).count, 2)
+        XCTAssertEqual(try dogs.filter("owner == %@", ann).sorted(byKeyPath: "name").first?.name, "Rex")
+        let plan = try dogs.filter("owner == %@", ann).explain()
+        XCTAssertTrue(plan.contains("object seek"), plan)
+        XCTAssertTrue(try people.filter("%@ IN dogs", rex).explain().contains("-> backlinks LPerson.dogs"))
+        // The same answers as the scan the negation still needs.
+        XCTAssertEqual(names(try dogs.filter("NOT owner != %@", ann)), ["Rex", "Rover"])
+        // An object of another file, or an unmanaged one, matches nothing.
+        let otherConfig = Lattice.Configuration(fileURL: config.fileURL!.deletingLastPathComponent()
+            .appendingPathComponent("other-\(UUID().uuidString).lattice"), objectTypes: config.objectTypes)
+        defer { _ = try? Lattice.deleteFiles(for: otherConfig) }
+        let other = try Lattice(configuration: otherConfig)
+        let stranger = try other.write { try other.create(LPerson.self, value: ["name": "Ann"]) }
+        XCTAssertEqual(try dogs.filter("owner == %@", stranger).count, 0)
+        XCTAssertEqual(try dogs.filter("owner == %@", LPerson()).count, 0)
+        // A deleted object matches nothing once its links are gone.
+        try lattice.write { try lattice.delete(bo) }
+        XCTAssertEqual(names(try dogs.filter("owner IN %@", [ann, bo])), ["Rex", "Rover"])
+    }
+}
+
+/// `first`, `last` and `isEmpty` of a collection's filter stop at the first match from that end; they
+/// give what the same question over the elements in Swift gives, duplicates and all.
+final class CollectionFilterEndTests: LinkQueryTestCase {
+    func testFirstLastAndIsEmptyOfACollectionsFilterMatchSwift() throws {
+        var rng = SplitMix64(state: 11)
+        let owner = LPerson()
+        let pool = (0..<12).map { i -> LDog in let d = LDog(); d.name = "d\(i)"; d.age = i % 5; return d }
+        for _ in 0..<60 { owner.dogs.append(pool[Int(rng.next() % 12)]) }
+        for dog in pool.prefix(6) { owner.friends.insert(dog) }
+        try lattice.write { try lattice.add(owner) }
+        let dogs = Array(owner.dogs)
+        let friends = Array(owner.friends)
+        for age in -1...5 {
+            let filtered = try owner.dogs.filter("age == %d", age)
+            XCTAssertEqual(filtered.first?.name, dogs.first { $0.age == age }?.name, "first, age \(age)")
+            XCTAssertEqual(filtered.last?.name, dogs.last { $0.age == age }?.name, "last, age \(age)")
+            XCTAssertEqual(filtered.isEmpty, !dogs.contains { $0.age == age }, "isEmpty, age \(age)")
+            let set = try owner.friends.filter("age == %d", age)
+            XCTAssertEqual(set.first?.name, friends.first { $0.age == age }?.name)
+            XCTAssertEqual(set.last?.name, friends.last { $0.age == age }?.name)
+        }
+        // LinkingObjects: the people listing a dog.
+        let dog = try XCTUnwrap(owner.dogs.first)
+        XCTAssertEqual(try dog.walkers.filter("name == ''").first?.name, "")
+        XCTAssertTrue(try dog.walkers.filter("age > 100").isEmpty)
+        // Sets and maps: isEmpty without counting, current after each write.
+        XCTAssertFalse(owner.friends.isEmpty)
+        try lattice.write { owner.friends.removeAll(); owner.ratings["a"] = 1 }
+        XCTAssertTrue(owner.friends.isEmpty)
+        XCTAssertFalse(owner.ratings.isEmpty)
+        try lattice.write { owner.ratings.removeAll() }
+        XCTAssertTrue(owner.ratings.isEmpty)
+        XCTAssertFalse(try XCTUnwrap(lattice.objects(LPerson.self).first).dogs.isEmpty)
+    }
+}

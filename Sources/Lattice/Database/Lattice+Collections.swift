@@ -105,6 +105,16 @@ extension Lattice {
         }
     }
 
+    /// Whether a MutableSet or Map has no entries: from the cached count when it is current, otherwise one
+    /// seek (a question about one entry reads one).
+    func keyedIsEmpty(_ property: PropertyInfo, owner: Int64) throws -> Bool {
+        let table = property.collectionTable!
+        return try synchronized {
+            if let cached = keyedEntriesCache, cached.isCurrent(table, owner, at: generation) { return cached.count == 0 }
+            return try OwnerKey.isEmpty(readTransaction(), table, owner: owner)
+        }
+    }
+
     /// After the write path changed the number of entries of a MutableSet or Map by `delta`, from the view
     /// of generation `before`: a count cached for that view is the count now.
     func keyedCountChanged(_ property: PropertyInfo, owner: Int64, by delta: Int, since before: UInt64) {

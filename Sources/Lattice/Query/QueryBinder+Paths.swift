@@ -106,13 +106,16 @@ extension QueryBinder {
         let quantifier = c.quantifier ?? .any
         let literals = try values(op, rhs, c.position)
         let leafTest: (ResolvedPath.Leaf, RowContext) -> Bool
-        var endTerm: ScalarTerm?
+        var endTerm: LinkedTerm.End?
         switch resolved.end {
         case .objects:
             leafTest = try objectTest(resolved, op: op, literals, c.options, c.position)
+            // `owner == %@`, `%@ IN dogs`: the backlinks of those objects answer.
+            let objects = literals.compactMap { if case let .object(ref) = $0 { return ref.object } else { return nil } }
+            if (op == .equal || op == .in) && !objects.isEmpty && objects.count == literals.count { endTerm = .objects(objects) }
         case let .scalar(column):
             let term = try QueryBinder(info: resolved.endClass, variable: variable).makeTerm(column, op, c.options, literals, c.position)
-            endTerm = term
+            endTerm = .term(term)
             let test = term.test
             let brokenResult = QueryBinder.matchesNil(op, literals)
             leafTest = { leaf, context in
@@ -132,7 +135,7 @@ extension QueryBinder {
         let test = QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest)
         let backlinked = resolved.hops.allSatisfy { if case .backlinks = $0.kind { return false } else { return true } }
         if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.matchesNil(op, literals) {
-            return .linked(LinkedTerm(hops: resolved.hops, term: endTerm, describe: text, test: test))
+            return .linked(LinkedTerm(hops: resolved.hops, end: endTerm, describe: text, test: test))
         }
         return .test(text, test)
     }

@@ -92,9 +92,15 @@ struct ScalarTerm {
 /// of objects, and whose comparison never matches nil: the objects it selects are exactly those that reach
 /// an end object matching `term`, which the backlink table lists from the end objects.
 struct LinkedTerm {
+    /// What the end objects must be.
+    enum End {
+        /// A comparison on the end class.
+        case term(ScalarTerm)
+        /// One of these objects (`owner == %@`, `%@ IN dogs`); those of another file match nothing.
+        case objects([Object])
+    }
     let hops: [ResolvedPath.Hop]
-    /// The comparison on the end class.
-    let term: ScalarTerm
+    let end: End
     /// The comparison as written, for `explain()`.
     let describe: () -> String
     let test: RowTest

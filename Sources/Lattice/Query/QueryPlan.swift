@@ -31,6 +31,8 @@ struct IndexScan {
         case term(ScalarTerm)
         /// The bounds of a range as written (nil: unbounded); the brackets follow the shape.
         case range(lower: (() -> String)?, upper: (() -> String)?)
+        /// Given objects, found by key: the comparison as written.
+        case objects(() -> String)
     }
 
     /// For example `Person.age [20, 30)`.
@@ -38,6 +40,8 @@ struct IndexScan {
         switch label {
         case let .term(term):
             return "\(name) \(term.comparison)"
+        case let .objects(describe):
+            return describe()
         case let .range(lower, upper):
             guard case let .range(_, lowerInclusive, _, upperInclusive) = shape else { return name }
             return "\(name) \(lower.map { (lowerInclusive ? "[" : "(") + $0() } ?? "(-inf"), "
@@ -46,6 +50,7 @@ struct IndexScan {
     }
 
     var kind: String {
+        if case .objects = label { return "object seek" }
         let base: String
         switch shape {
         case .keys: base = objectsDB ? "primary key seek" : "index seek"

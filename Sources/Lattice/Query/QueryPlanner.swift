@@ -65,8 +65,7 @@ struct QueryPlanner {
                     if case .range = s.shape { ranges[ObjectIdentifier(term.property), default: []].append((i, term, s)) }
                 }
             case let .linked(linked):
-                guard let end = linked.hops.last?.to,
-                      case let .scan(s) = try QueryPlanner(info: end, txn: txn).scan(for: linked.term) else { break }
+                guard let end = linked.hops.last?.to, let s = try QueryPlanner(info: end, txn: txn).scan(for: linked) else { break }
                 candidates.append(Candidate(access: .backlinks(s, hops: linked.hops), consumed: [i], exact: s.exact))
             case .or:
                 let p = try plan(part)
@@ -115,6 +114,25 @@ struct QueryPlanner {
         case scan(IndexScan)
         case unindexed
         case impossible
+    }
+
+    /// The scan of this (the end) class that finds the end objects of a linked term, if any serves.
+    func scan(for linked: LinkedTerm) throws -> IndexScan? {
+        switch linked.end {
+        case let .term(term):
+            guard case let .scan(s) = try scan(for: term) else { return nil }
+            return s
+        case let .objects(objects):
+            // Their keys in the objects table: those of this file's objects (another file's match nothing).
+            let keys = objects.compactMap { $0._lattice?.env === txn.env ? $0._key : nil }.map { key -> [UInt8] in
+                var bytes: [UInt8] = []
+                KeyCodec.appendInt(key, to: &bytes)
+                return bytes
+            }
+            guard let link = linked.hops.last?.property else { return nil }
+            return IndexScan(property: link, dbi: info.objectsTable, objectsDB: true, folded: false, shape: .keys(keys), exact: true,
+                             label: .objects(linked.describe))
+        }
     }
 
     /// The index, key bytes and exactness of a term; `.unindexed` when no index serves it.
@@ -228,7 +246,7 @@ struct QueryPlanner {
                     if !out.contains(name) { out.append(name) }
                 }
             case let .linked(linked):
-                if let end = linked.hops.last?.to { visit(.term(linked.term), end) }
+                if let end = linked.hops.last?.to, case let .term(term) = linked.end { visit(.term(term), end) }
             default: break
             }
         }

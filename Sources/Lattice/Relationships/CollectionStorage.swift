@@ -99,6 +99,8 @@ struct SetStore {
 
     func count() throws -> Int { try lattice.keyedCount(property, owner: owner) }
 
+    func isEmpty() throws -> Bool { try lattice.keyedIsEmpty(property, owner: owner) }
+
     func removeAll() throws { try lattice.clearCollection(property, owner: owner) }
 }
 
@@ -126,6 +128,8 @@ struct MapStore {
     func entries() throws -> [(key: [UInt8], value: [UInt8])] { try lattice.keyedEntries(property, owner: owner) }
 
     func count() throws -> Int { try lattice.keyedCount(property, owner: owner) }
+
+    func isEmpty() throws -> Bool { try lattice.keyedIsEmpty(property, owner: owner) }
 
     func removeAll() throws { try lattice.clearCollection(property, owner: owner) }
 }

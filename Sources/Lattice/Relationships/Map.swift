@@ -89,7 +89,10 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     }
 
     /// Whether the map is empty.
-    public var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool {
+        guard let managed else { return storage.isEmpty }
+        return managed.read { try store($0, $1).isEmpty() }
+    }
 
     /// The value for `key` (nil when absent); assigning nil removes the key. Setting needs a write
     /// transaction when managed.

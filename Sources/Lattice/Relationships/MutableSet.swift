@@ -56,7 +56,10 @@ public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCol
     }
 
     /// Whether the set is empty.
-    public var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool {
+        guard let managed else { return values.isEmpty }
+        return managed.read { try store($0, $1).isEmpty() }
+    }
 
     /// 0.
     public var startIndex: Int { 0 }

@@ -104,7 +104,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             guard let object = lattice.classEnd(Element.self, info, first: first) else { return nil }
             return unsafeDowncast(object, to: Element.self)
         }
-        guard let key = sortedEnd(info, first: first) ?? (first ? firstKey(info) : keys().last) else { return nil }
+        guard let key = sortedEnd(info, first: first) ?? endKey(info, first: first) else { return nil }
         // `materializeReading` creates an instance of `Element.self`.
         return unsafeDowncast(lattice.materializeReading(Element.self, info, key: key), to: Element.self)
     }
@@ -143,13 +143,30 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The key of the first object, evaluating no more than needed: the cached keys when current; for
     /// unsorted results of a query of a class, the query run until its first match (keys come in
     /// ascending order, so that is the first), instead of evaluating every match.
-    private func firstKey(_ info: ClassInfo) -> Int64? {
-        let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(cache.keys.first) : nil }
+    private func firstKey(_ info: ClassInfo) -> Int64? { endKey(info, first: true) }
+
+    /// The key of the first or last object without evaluating the others where the order allows: a
+    /// class's query stops at its first match; a collection's (unsorted) filter is checked from that end
+    /// of the collection until an element matches. Otherwise every key is evaluated (and kept).
+    private func endKey(_ info: ClassInfo, first: Bool) -> Int64? {
+        let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
         if let cached { return cached }
-        guard case .all = source, query.ops.isEmpty else { return keys().first }
-        return lattice.reading("the objects of '\(info.name)'") { txn in
-            let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
-            return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan, limit: 1).first
+        guard query.ops.isEmpty else { return first ? keys().first : keys().last }
+        switch source {
+        case .all where first:
+            return lattice.reading("the objects of '\(info.name)'") { txn in
+                let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+                return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan, limit: 1).first
+            }
+        case .collection:
+            return lattice.reading("the objects of '\(info.name)'") { txn in
+                guard let base = try source.keys(lattice, txn) else { return nil }
+                guard let test = query.bound?.compile() else { return first ? base.first : base.last }
+                let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
+                return try first ? base.first { try executor.matches($0, test) } : base.last { try executor.matches($0, test) }
+            }
+        case .all:
+            return keys().last
         }
     }
 

@@ -30,6 +30,16 @@ enum OwnerKey {
         return out
     }
 
+    /// Whether `owner` has no entry in `table`: one seek.
+    static func isEmpty(_ txn: Transaction, _ table: Table, owner: Int64) throws -> Bool {
+        try KeyCodec.withObjectKey(owner) { prefix in
+            try txn.withCursor(table) { cursor in
+                guard let e = try cursor.seek(atLeast: prefix), e.key.count >= 8 else { return true }
+                return e.key.loadUnaligned(as: UInt64.self) != prefix.loadUnaligned(as: UInt64.self)
+            }
+        }
+    }
+
     /// The number of entries of `owner` in `table`, counted without copying them.
     static func count(_ txn: Transaction, _ table: Table, owner: Int64) throws -> Int {
         var n = 0
