@@ -263,8 +263,9 @@ private func runDamageCommand(_ command: String, _ path: String, _ arguments: [S
         fail("the file never reached the size limit")
     case "open-as-nobody":
         guard setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody") }
-        _ = try damageLattice(path, readOnly: false)
-        say("opened")
+        let readOnly = arguments.count > 3 && arguments[3] == "ro"
+        let lattice = try damageLattice(path, readOnly: readOnly)
+        say(readOnly ? "opened \(lattice.objects(DamageOwner.self).count) owners" : "opened")
     default:
         return false
     }

@@ -135,6 +135,24 @@ final class IntegrityTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-lock"), "no lock file left behind")
     }
 
+    /// A file in a directory this user cannot write (so no lock file can be made) opens read-only and
+    /// reads, as a file shipped with an application would.
+    func testAFileInAReadOnlyDirectoryOpensReadOnly() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root to act as another user") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("integrity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        addTeardownBlock { chmod(directory.path, 0o755); try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("shipped.lattice").path
+        try buildFixture(path, owners: 10)
+        unlink(path + "-lock")
+        chmod(path, 0o444)
+        chmod(directory.path, 0o555)
+        let run = try ChildRun(["open-as-nobody", path, "ro"])
+        XCTAssertEqual(run.status, 0, "\(run)")
+        XCTAssertEqual(run.stdout.trimmingCharacters(in: .newlines), "opened 9 owners", "the fixture deletes owner 7")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-lock"))
+    }
+
     func testAFullDiskSaysTheDiskMayBeFullAndKeepsWhatWasCommitted() throws {
         let db = makeTempDatabase("full")
         let run = try ChildRun(["fill", db.path, "\(3 << 20)"])
@@ -200,6 +218,23 @@ final class IntegrityTests: XCTestCase {
         // verify() lists it.
         XCTAssertEqual(lattice.verify(), [IntegrityProblem(kind: .damagedValue, database: "o:FixtureItem", detail:
             "the value under object key 17 in 'o:FixtureItem' fails its checksum.")])
+    }
+
+    func testDeletingResultsHoldingADamagedRecordThrows() throws {
+        let db = makeTempDatabase("integrity")
+        do {
+            let lattice = try db.open([FixtureItem.self])
+            try lattice.write {
+                for i in 0..<50 { try lattice.create(FixtureItem.self, value: ["id": i, "name": "item-\(i)-marker", "rank": i]) }
+            }
+        }
+        try damageEvery("item-17-marker", at: 5, in: db.url)
+        let lattice = try db.open([FixtureItem.self])
+        let expected = LatticeError.corruptFile(path: try storagePath(of: db),
+                                                reason: "the value under object key 17 in 'o:FixtureItem' fails its checksum.")
+        // A throwing call: it throws (instead of stopping the process) and deletes nothing.
+        assertLatticeError(try lattice.write { try lattice.delete(try lattice.objects(FixtureItem.self).filter("rank >= 10")) }, expected)
+        XCTAssertEqual(lattice.objects(FixtureItem.self).count, 50)
     }
 
     func testANonThrowingReadOfADamagedRecordStopsWithAClearMessage() throws {

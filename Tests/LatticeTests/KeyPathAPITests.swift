@@ -42,6 +42,12 @@ final class KeyPathAPITests: LinkQueryTestCase {
         XCTAssertEqual(try dogs.sum(of: \.weight), 30)
         XCTAssertEqual(try dogs.average(of: \.weight), .some(15))
         XCTAssertEqual(try dogs.max(of: \.born), Date(timeIntervalSinceReferenceDate: 0))
+        // NaN compares with nothing: neither the smallest nor the largest value.
+        try lattice.write { ann.dogs.append(try lattice.create(LDog.self, value: ["name": "NaN", "weight": Double.nan])) }
+        XCTAssertEqual(try dogs.min(ofProperty: "weight") as Double?, 10)
+        XCTAssertEqual(try dogs.max(ofProperty: "weight") as Double?, 20)
+        XCTAssertEqual(try ann.dogs.min(ofProperty: "weight") as Double?, 10, "the same over a List's objects")
+        try lattice.write { try lattice.delete(dogs.filter("name == 'NaN'")) }
         // Managed collections.
         XCTAssertEqual(try ann.dogs.max(of: \.age), 3)
         XCTAssertEqual(try ann.dogs.sum(of: \.age), 4)

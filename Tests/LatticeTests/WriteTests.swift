@@ -432,7 +432,12 @@ final class WriteTests: XCTestCase {
         XCTAssertTrue(two.isInvalidated)
         try lattice.write { try lattice.add(self.item(2, "two again")) }
         XCTAssertTrue(two.isInvalidated, "an instance of the deleted object must not become the new object")
-        XCTAssertEqual(lattice.object(ofType: FixtureItem.self, forPrimaryKey: 2)?.name, "two again")
+        let again = try XCTUnwrap(lattice.object(ofType: FixtureItem.self, forPrimaryKey: 2))
+        XCTAssertEqual(again.name, "two again")
+        XCTAssertNotEqual(two, again, "the deleted object is not the new one")
+        XCTAssertFalse(two.isSameObject(as: again))
+        XCTAssertFalse(Set([two]).contains(again))
+        XCTAssertEqual(again, lattice.objects(FixtureItem.self).filter { $0.id == 2 }.first)
         // Same for a String primary key (object keys are never reused there).
         let ann = try XCTUnwrap(lattice.object(ofType: FixturePerson.self, forPrimaryKey: "Ann"))
         try lattice.write { try lattice.delete(ann) }

@@ -344,7 +344,9 @@ extension Lattice {
     /// object that appears more than once (a List may hold it twice) is deleted once.
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
         var seen: Set<StoredObject> = []
-        let objects = objects.filter { object in
+        // Results are read through a throwing path: a damaged record throws here instead of stopping.
+        let all: [Object] = try (objects as? CheckedObjects)?.checkedObjects() ?? objects.map { $0 }
+        let objects = all.filter { object in
             guard object._lattice === self, let info = object._info else { return true }  // delete(_:) says why not
             return seen.insert(StoredObject(info: ObjectIdentifier(info), key: object._key)).inserted
         }

@@ -305,12 +305,15 @@ open class Object: CustomStringConvertible, Hashable {
         return safeDescription(value)
     }
 
-    /// Managed objects are equal when they are the same stored object (same file, class and key);
-    /// unmanaged objects only to themselves.
+    /// Managed objects are equal when they are the same stored object (same file, class and key; an
+    /// object deleted and another created under its primary key are not the same); unmanaged objects
+    /// only to themselves.
     public static func == (lhs: Object, rhs: Object) -> Bool {
         if lhs === rhs { return true }
         guard let a = lhs._lattice, let b = rhs._lattice else { return false }
+        // Creation stamps, where both are known, tell a deleted object from a new one given its key.
         return a.env === b.env && lhs._info?.name == rhs._info?.name && lhs._key == rhs._key
+            && (lhs._stamp == 0 || rhs._stamp == 0 || lhs._stamp == rhs._stamp)
     }
 
     /// Consistent with ``==(_:_:)``.

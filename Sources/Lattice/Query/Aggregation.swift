@@ -20,9 +20,11 @@ enum Aggregation {
         return Target(className: className, property: name, kind: kind, type: property.type)
     }
 
+    /// NaN is skipped, as by `max` (nothing compares with it, so it is neither the smallest nor the largest).
     static func extreme<T: _Persistable>(_ values: [ScalarValue], _ t: Target, smallest: Bool, _ what: String) throws -> T? {
-        guard var best = values.first else { return nil }
-        for v in values.dropFirst() where ScalarValue.compare(v, best) * (smallest ? -1 : 1) > 0 { best = v }
+        let ordered = values.filter { if case let .double(d) = $0 { return !d.isNaN } else { return true } }
+        guard var best = ordered.first else { return nil }
+        for v in ordered.dropFirst() where ScalarValue.compare(v, best) * (smallest ? -1 : 1) > 0 { best = v }
         return try cast(best.swiftValue(t.kind), t, what)
     }
 

@@ -41,6 +41,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         return try lattice.synchronized { try cache.keys(lattice, info) { try evaluateKeys($0, $1) } }
     }
 
+    /// The objects, read through throwing paths (see `CheckedObjects`).
+    func checkedObjects() throws -> [Object] {
+        guard let info else { return [] }
+        return try checkedKeys().compactMap { try lattice.fetchObject(info, key: $0, type: Element.self) }
+    }
+
     /// Takes `keys` as the result at the handle's current view (a notifier that proved the order did not
     /// change), so the next read does not evaluate the query again.
     func adoptKeys(_ keys: [Int64]) {
@@ -358,3 +364,11 @@ final class ResultsKeyCache {
         return object ?? lattice.materialize(type, info, key: key, record: nil)
     }
 }
+
+/// Sequences of objects that can list them with storage errors thrown rather than stopping the process,
+/// for throwing APIs that take any sequence (`Lattice.delete(_:)`).
+protocol CheckedObjects {
+    func checkedObjects() throws -> [Object]
+}
+
+extension Results: CheckedObjects {}

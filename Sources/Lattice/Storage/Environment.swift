@@ -147,6 +147,14 @@ final class Environment: @unchecked Sendable {
                 mapSize = max(mapSize / 4, 256 << 20)
                 continue
             }
+            // Read-only where the lock file cannot be created or written (a read-only directory or file
+            // system, a lock file of another user): read without LMDB's lock file and reader table. Nothing
+            // in this process writes the file, and whoever could write it would need a writable lock file
+            // to do so through Lattice; the *Concurrency* article states the limit.
+            if options.readOnly && (rc == EACCES || rc == EROFS || rc == EPERM) && flags & UInt32(MDB_NOLOCK) == 0 {
+                flags |= UInt32(MDB_NOLOCK)
+                continue
+            }
             FileMaintenance.leave(presenceFD)
             if !lockExisted { FileCheck.removeStrayLock(FileMaintenance.lockPath(path)) }
             throw FileCheck.openFailure(rc, path: path, readOnly: options.readOnly)
