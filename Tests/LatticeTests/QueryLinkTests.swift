@@ -311,3 +311,26 @@ final class CollectionFilterEndTests: LinkQueryTestCase {
         XCTAssertFalse(try XCTUnwrap(lattice.objects(LPerson.self).first).dogs.isEmpty)
     }
 }
+
+/// `contains(_:)` of results answers from the object's own record where it can, with the answer a walk
+/// over the results gives.
+final class ResultsContainsTests: LinkQueryTestCase {
+    func testContainsMatchesAWalkOverTheResults() throws {
+        try makeSample()
+        let dogs = lattice.objects(LDog.self)
+        let all = Array(dogs)
+        let variants: [Results<LDog>] = [
+            dogs, try dogs.filter("age > 2"), try dogs.filter("owner.name == 'Ann'"), try dogs.sorted(byKeyPath: "name"),
+            try dogs.filter("age < 6").sorted(byKeyPath: "age", ascending: false), try dogs.distinct(by: ["owner.name"]),
+            try XCTUnwrap(lattice.objects(LPerson.self).filter("name == 'Ann'").first).dogs.filter("age > 0"),
+        ]
+        for (i, results) in variants.enumerated() {
+            let members = Array(results)
+            for dog in all { XCTAssertEqual(results.contains(dog), members.contains(dog), "variant \(i), \(dog.name)") }
+            XCTAssertFalse(results.contains(LDog()), "an unmanaged object is in no results")
+        }
+        let stray = try XCTUnwrap(dogs.filter("name == 'Stray'").first)
+        try lattice.write { try lattice.delete(stray) }
+        XCTAssertFalse(dogs.contains(stray), "a deleted object is in no results")
+    }
+}

@@ -185,6 +185,17 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         return out
     }
 
+    /// Whether `object` is one of these results. For results of a class without `distinct`, the object's
+    /// own record is checked against the filter (one lookup, however many objects the results hold).
+    public func contains(_ object: Element) -> Bool {
+        guard case .all = source, !query.ops.contains(where: \.isDistinct), let info else { return index(of: object) != nil }
+        guard object._lattice?.env === lattice.env, object._info === info, (try? object.currentRecord(lattice)) != nil else { return false }
+        guard let bound = query.bound else { return true }
+        return lattice.reading("an object of '\(info.name)'") { txn in
+            try QueryExecutor(info: info, txn: txn, lattice: lattice).matches(object._key, bound.compile())
+        }
+    }
+
     /// The position of `object` in the results, or nil.
     public func index(of object: Element) -> Int? {
         guard object._lattice?.env === lattice.env, object._info === info, (try? object.currentRecord(lattice)) != nil else { return nil }
