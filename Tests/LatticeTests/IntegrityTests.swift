@@ -193,7 +193,9 @@ final class IntegrityTests: XCTestCase {
         }
     }
 
-    func testADamagedRecordIsReportedNeverReturned() throws {
+    /// A file of 50 items, ranked 0-49, whose item 17 has one byte of its name changed in the file (LMDB's
+    /// page structure untouched), and the error reading it gives.
+    private func itemsWithADamagedRecord() throws -> (TempDatabase, LatticeError) {
         let db = makeTempDatabase("integrity")
         do {
             let lattice = try db.open([FixtureItem.self])
@@ -201,12 +203,13 @@ final class IntegrityTests: XCTestCase {
                 for i in 0..<50 { try lattice.create(FixtureItem.self, value: ["id": i, "name": "item-\(i)-marker", "rank": i]) }
             }
         }
-        // Change one byte of item 17's name in the file: LMDB's page structure is untouched.
         try damageEvery("item-17-marker", at: 5, in: db.url)
+        return (db, .corruptFile(path: try storagePath(of: db), reason: "the value under object key 17 in 'o:FixtureItem' fails its checksum."))
+    }
 
+    func testADamagedRecordIsReportedNeverReturned() throws {
+        let (db, expected) = try itemsWithADamagedRecord()
         let lattice = try db.open([FixtureItem.self], readOnly: true)
-        let path = try storagePath(of: db)
-        let expected = LatticeError.corruptFile(path: path, reason: "the value under object key 17 in 'o:FixtureItem' fails its checksum.")
         // Throwing reads of every record throw it (`max` of the indexed rank reads one end of the index).
         assertLatticeError(try lattice.objects(FixtureItem.self).average(ofProperty: "rank") as Double?, expected)
         XCTAssertEqual(try lattice.objects(FixtureItem.self).max(ofProperty: "rank") as Int?, 49)
@@ -221,17 +224,8 @@ final class IntegrityTests: XCTestCase {
     }
 
     func testDeletingResultsHoldingADamagedRecordThrows() throws {
-        let db = makeTempDatabase("integrity")
-        do {
-            let lattice = try db.open([FixtureItem.self])
-            try lattice.write {
-                for i in 0..<50 { try lattice.create(FixtureItem.self, value: ["id": i, "name": "item-\(i)-marker", "rank": i]) }
-            }
-        }
-        try damageEvery("item-17-marker", at: 5, in: db.url)
+        let (db, expected) = try itemsWithADamagedRecord()
         let lattice = try db.open([FixtureItem.self])
-        let expected = LatticeError.corruptFile(path: try storagePath(of: db),
-                                                reason: "the value under object key 17 in 'o:FixtureItem' fails its checksum.")
         // A throwing call: it throws (instead of stopping the process) and deletes nothing.
         assertLatticeError(try lattice.write { try lattice.delete(try lattice.objects(FixtureItem.self).filter("rank >= 10")) }, expected)
         XCTAssertEqual(lattice.objects(FixtureItem.self).count, 50)

@@ -333,4 +333,17 @@ final class ResultsContainsTests: LinkQueryTestCase {
         try lattice.write { try lattice.delete(stray) }
         XCTAssertFalse(dogs.contains(stray), "a deleted object is in no results")
     }
+
+    /// `last` of a class's filter (a scan walks back from the class's end) is the last of a walk.
+    func testLastOfAFilterIsTheLastOfAWalk() throws {
+        try makeSample()
+        try lattice.write { for i in 0..<40 { _ = try lattice.create(LDog.self, value: ["name": "d\(i)", "age": i % 7, "weight": Double(i)]) } }
+        let dogs = lattice.objects(LDog.self)
+        for predicate in ["weight > 3", "weight < 3", "weight > 100", "name BEGINSWITH 'R'", "age == 2", "age > 4 AND weight < 30",
+                          "owner.name == 'Ann'", "weight == nil"] {
+            let filtered = try dogs.filter(predicate)
+            XCTAssertEqual(filtered.last?.name, Array(filtered).last?.name, predicate)
+            XCTAssertEqual(filtered.first?.name, Array(filtered).first?.name, predicate)
+        }
+    }
 }

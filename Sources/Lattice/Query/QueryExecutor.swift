@@ -19,7 +19,30 @@ struct QueryExecutor {
         return out.count > limit ? Array(out.prefix(limit)) : out
     }
 
+    /// The last matching key (the highest): a scan of the class walks back from its end and stops at the
+    /// first match; other plans find every match.
+    func lastKey(_ plan: QueryPlan) throws -> Int64? {
+        guard case .all = plan.access else { return try keys(plan).last }
+        let test = plan.residual?.compile()
+        var found: Int64?
+        try txn.withCursor(info.objectsTable) { cursor in
+            var entry = try cursor.last()
+            while let e = entry {
+                let key = KeyCodec.int(e.key)
+                if passes(test, e.value, key) { found = key; return }
+                entry = try cursor.previous()
+            }
+        }
+        try failure.check()
+        return found
+    }
+
     private func context(_ key: Int64) -> RowContext { RowContext(txn: txn, lattice: lattice, key: key, failure: failure) }
+
+    /// Whether the record `value` of `key` passes `test` (no test: every record does).
+    private func passes(_ test: RowTest?, _ value: UnsafeRawBufferPointer, _ key: Int64) -> Bool {
+        test.map { t in RecordView(value).map { t($0, context(key)) } ?? false } ?? true
+    }
 
     private func unchecked(_ plan: QueryPlan, limit: Int = .max) throws -> [Int64] {
         let test = plan.residual?.compile()
@@ -32,7 +55,7 @@ struct QueryExecutor {
                 var entry = try cursor.first()
                 while let e = entry, out.count < limit {
                     let key = KeyCodec.int(e.key)
-                    if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
+                    if passes(test, e.value, key) { out.append(key) }
                     entry = try cursor.next()
                 }
             }
@@ -50,7 +73,7 @@ struct QueryExecutor {
                 if scan.objectsDB {
                     guard let e = try cursor.current() else { return true }
                     let key = KeyCodec.int(e.key)
-                    if test.map({ t in RecordView(e.value).map { t($0, context(key)) } ?? false }) ?? true { out.append(key) }
+                    if passes(test, e.value, key) { out.append(key) }
                     return true
                 }
                 var entry = try cursor.current()

@@ -152,17 +152,19 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     private func firstKey(_ info: ClassInfo) -> Int64? { endKey(info, first: true) }
 
     /// The key of the first or last object without evaluating the others where the order allows: a
-    /// class's query stops at its first match; a collection's (unsorted) filter is checked from that end
-    /// of the collection until an element matches. Otherwise every key is evaluated (and kept).
+    /// class's query stops at its first match (from its end for the last, when it scans the class); a
+    /// collection's (unsorted) filter is checked from that end of the collection until an element
+    /// matches. Otherwise every key is evaluated (and kept).
     private func endKey(_ info: ClassInfo, first: Bool) -> Int64? {
         let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
         if let cached { return cached }
         guard query.ops.isEmpty else { return first ? keys().first : keys().last }
         switch source {
-        case .all where first:
+        case .all:
             return lattice.reading("the objects of '\(info.name)'") { txn in
                 let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
-                return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan, limit: 1).first
+                let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
+                return try first ? executor.keys(plan, limit: 1).first : executor.lastKey(plan)
             }
         case .collection:
             return lattice.reading("the objects of '\(info.name)'") { txn in
@@ -171,8 +173,6 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                 let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
                 return try first ? base.first { try executor.matches($0, test) } : base.last { try executor.matches($0, test) }
             }
-        case .all:
-            return keys().last
         }
     }
 
