@@ -334,6 +334,26 @@ final class ResultsContainsTests: LinkQueryTestCase {
         XCTAssertFalse(dogs.contains(stray), "a deleted object is in no results")
     }
 
+    /// `contains` of linking objects: through a to-one link (the object's own link read) and a List.
+    func testLinkingObjectsContains() throws {
+        let (ann, bo, cy) = try makeSample()
+        let cars = lattice.objects(LCar.self)
+        let golf = try XCTUnwrap(cars.filter("model == 'Golf'").first), polo = try XCTUnwrap(cars.filter("model == 'Polo'").first)
+        XCTAssertTrue(ann.cars.contains(golf))
+        XCTAssertFalse(ann.cars.contains(polo))
+        XCTAssertFalse(cy.cars.contains(golf))
+        XCTAssertFalse(ann.cars.contains(LCar()), "an unmanaged car links nowhere")
+        let rex = try XCTUnwrap(lattice.objects(LDog.self).filter("name == 'Rex'").first)
+        XCTAssertTrue(rex.walkers.contains(ann))
+        XCTAssertTrue(rex.walkers.contains(bo))
+        XCTAssertFalse(rex.walkers.contains(cy))
+        try lattice.write { golf.owner = bo }
+        XCTAssertFalse(ann.cars.contains(golf))
+        XCTAssertTrue(bo.cars.contains(golf))
+        try lattice.write { try lattice.delete(golf) }
+        XCTAssertFalse(bo.cars.contains(golf), "a deleted car links nowhere")
+    }
+
     /// `last` of a class's filter (a scan walks back from the class's end) is the last of a walk.
     func testLastOfAFilterIsTheLastOfAWalk() throws {
         try makeSample()

@@ -53,9 +53,15 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
         return keys().firstIndex(of: object._key)
     }
 
-    /// `contains(_:)` is ``index(of:)``: a search of the linking objects' keys, no object read.
+    /// `contains(_:)`: through a to-one link, whether `element` links here (its own record read, however
+    /// many objects link here); through a List, ``index(of:)`` (a search of the linking objects' keys).
     public func _customContainsEquatableElement(_ element: Element) -> Bool? {
-        managed == nil ? nil : index(of: element) != nil
+        guard let managed else { return nil }
+        if let link = originLink, link.isLink, element._lattice?.env === managed.lattice.env,
+           element._info?.name == originInfo?.name, !element.isInvalidated {
+            return (element.value(ofProperty: link.name) as? Object) == managed.owner
+        }
+        return index(of: element) != nil
     }
 
     /// `firstIndex(of:)` is ``index(of:)``.
