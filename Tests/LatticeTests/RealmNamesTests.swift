@@ -144,6 +144,10 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertEqual(List<Int>().objects(at: IndexSet()), [])
         XCTAssertThrowsError(try List<RNDog>().index(matching: "age > 1"), "an unmanaged list cannot be queried")
 
+        XCTAssertEqual(ann.dogs.value(forKeyPath: "owner.name").map { $0 as? String }, ["Ann", "Ann", "Ann"])
+        XCTAssertEqual(ann.dogs[0].value(forKeyPath: "owner.id") as? Int, 1)
+        XCTAssertNil(RNDog().value(forKeyPath: "owner.name"), "a nil link on the way")
+
         try lattice.write { try ann.dogs.setValue(9, forKey: "age") }
         XCTAssertEqual(ann.dogs.map(\.age), [9, 9, 9])
         XCTAssertTrue(ann.dogs.lattice === lattice)
@@ -384,5 +388,16 @@ final class RealmNamesTests: XCTestCase {
             dog["name"] = "outside"
         }
         XCTFail("scenario \(scenario) should have stopped the process")
+    }
+
+    func testSortDescriptorsAndSchemaUnderRealmsNames() throws {
+        let lattice = try seeded().open(types)
+        let byName: [Lattice.SortDescriptor] = ["name"]
+        XCTAssertEqual(try lattice.objects(RNDog.self).sorted(by: byName.map { $0.reversed() }).map(\.name), ["c", "b", "a"])
+        XCTAssertEqual(try lattice.objects(RNDog.self).sorted(by: ["age", "name"]).map(\.name), ["a", "b", "c"])
+        let person = try XCTUnwrap(lattice.schema.objectSchema.first { $0.className == "RNPerson" })
+        XCTAssertEqual(person.properties.filter(\.isArray).map(\.name), ["dogs", "numbers"])
+        XCTAssertEqual(person.properties.filter(\.isSet).map(\.name), ["tags"])
+        XCTAssertEqual(person.properties.filter(\.isMap).map(\.name), ["scores"])
     }
 }

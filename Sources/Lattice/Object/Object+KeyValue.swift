@@ -42,6 +42,17 @@ extension Object {
         }
     }
 
+    /// The value at the end of `keyPath`, followed through to-one links (`"owner.name"`); nil where a link
+    /// on the way is nil. A name that is no persisted property stops the program, as ``value(forKey:)``.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        var value: Any? = self
+        for name in keyPath.split(separator: ".", omittingEmptySubsequences: false) {
+            guard let object = value as? Object else { return nil }
+            value = object.value(forKey: String(name))
+        }
+        return value
+    }
+
     /// In a migration block, an access error fails the migration (when the block returns) instead of
     /// stopping the program; false elsewhere.
     private func recordsAccessError(_ error: Error) -> Bool {

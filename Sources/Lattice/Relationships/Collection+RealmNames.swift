@@ -18,6 +18,9 @@ extension LatticeCollection where Element: Object {
     /// The value of the property `key` of every object, in order (Realm's `value(forKey:)`); an unknown
     /// name stops with a message, as ``Object/value(forKey:)`` does.
     public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
+
+    /// The value at the end of `keyPath` for every object, in order (see ``Object/value(forKeyPath:)``).
+    public func value(forKeyPath keyPath: String) -> [Any?] { map { $0.value(forKeyPath: keyPath) } }
 }
 
 

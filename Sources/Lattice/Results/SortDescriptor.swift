@@ -20,3 +20,17 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// For example `age DESC`.
     public var description: String { "\(keyPath) \(ascending ? "ASC" : "DESC")" }
 }
+
+extension SortDescriptor: ExpressibleByStringLiteral {
+    /// An ascending descriptor from its key path, as Realm allows: `sorted(by: ["owner.name", "age"])`.
+    public init(stringLiteral keyPath: String) { self.init(keyPath: keyPath) }
+}
+
+/// ``SortDescriptor`` under a second name, for `Lattice.SortDescriptor` (see below).
+public typealias _LatticeSortDescriptor = SortDescriptor
+
+extension Lattice {
+    /// ``SortDescriptor``, spelled `Lattice.SortDescriptor` where Foundation's `SortDescriptor` is in scope
+    /// too (the class `Lattice` hides the module name, so `Lattice.` names this member).
+    public typealias SortDescriptor = _LatticeSortDescriptor
+}
