@@ -653,6 +653,51 @@ final class NotificationTests: XCTestCase {
         tokens.forEach { $0.invalidate() }
     }
 
+    /// `beginWrite()` then `commitWrite(withoutNotifying:)` after an own commit the observers have not
+    /// heard of yet: they hear of both (the two cannot be told apart), never of neither.
+    func testCommitWithoutNotifyingAfterAnUndeliveredOwnCommitReportsBoth() throws {
+        let lattice = try open()
+        var inserted: [[Int]] = []
+        let token = lattice.objects(NotePet.self).observe { if case let .update(_, _, i, _) = $0 { inserted.append(i) } }
+        lattice.refresh()
+        try addPet(lattice, 1, "a", age: 1)  // not delivered: no run loop turn, no refresh
+        try lattice.beginWrite()
+        _ = try lattice.create(NotePet.self, value: ["id": 2, "name": "b"])
+        try lattice.commitWrite(withoutNotifying: [token])
+        lattice.refresh()
+        XCTAssertEqual(inserted, [[0, 1]], "the first insertion is reported, with the skipped one it cannot be told from")
+        token.invalidate()
+    }
+
+    /// An object observer hears of a change of an object in one of its Lists: without key paths (up to four
+    /// hops) and with a key path through the List.
+    func testObjectObserversSeeChangesThroughTheirLists() throws {
+        let lattice = try open()
+        let owner = try lattice.write { () -> NoteOwner in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "o"])
+            owner.pets.append(try lattice.create(NotePet.self, value: ["id": 1, "name": "p"]))
+            return owner
+        }
+        var all: [[String]] = [], named: [[String]] = [], aged: [[String]] = [], own: [[String]] = []
+        let tokens = [
+            owner.observe { if case let .change(_, p) = $0 { all.append(p.map(\.name)) } },
+            owner.observe(keyPaths: ["pets.name"]) { if case let .change(_, p) = $0 { named.append(p.map(\.name)) } },
+            owner.observe(keyPaths: ["pets.age"]) { if case let .change(_, p) = $0 { aged.append(p.map(\.name)) } },
+            owner.observe(keyPaths: ["name"]) { if case let .change(_, p) = $0 { own.append(p.map(\.name)) } },
+        ]
+        lattice.refresh()
+        try lattice.write { owner.pets[0].name = "renamed" }
+        lattice.refresh()
+        XCTAssertEqual(all, [["pets"]])
+        XCTAssertEqual(named, [["pets"]])
+        XCTAssertEqual(aged, [], "only the pets' age is watched")
+        XCTAssertEqual(own, [])
+        try lattice.write { _ = try lattice.create(NotePet.self, value: ["id": 2, "name": "unrelated"]) }
+        lattice.refresh()
+        XCTAssertEqual(all, [["pets"]], "a pet not in the List is no change")
+        tokens.forEach { $0.invalidate() }
+    }
+
     /// Key paths through a link count only what they name in the linked object, for collection observers
     /// as for object observers.
     func testCollectionKeyPathsThroughLinksCountOnlyWhatTheyName() throws {

@@ -352,6 +352,17 @@ final class ResultsContainsTests: LinkQueryTestCase {
         XCTAssertTrue(bo.cars.contains(golf))
         try lattice.write { try lattice.delete(golf) }
         XCTAssertFalse(bo.cars.contains(golf), "a deleted car links nowhere")
+
+        // The collection's own view decides, whatever the element's handle has seen.
+        let other = try Lattice(configuration: config)
+        let polo2 = try XCTUnwrap(other.objects(LCar.self).filter("model == 'Polo'").first)
+        let boCars = bo.cars
+        try other.write { polo2.owner = try other.objects(LPerson.self).filter("name == 'Cy'").first }
+        XCTAssertTrue(boCars.contains(polo2), "this handle has not seen the other's commit")
+        let frozen = boCars.freeze()
+        lattice.refresh()
+        XCTAssertFalse(boCars.contains(polo2))
+        XCTAssertTrue(frozen.contains(try XCTUnwrap(lattice.objects(LCar.self).filter("model == 'Polo'").first)))
     }
 
     /// `last` of a class's filter (a scan walks back from the class's end) is the last of a walk.

@@ -872,6 +872,13 @@ final class RelationshipMoreTests: XCTestCase {
             XCTAssertEqual(lattice.objects(Pet.self).count, 1)
             let again = try XCTUnwrap(lattice.objects(Pet.self).first)
             try lattice.write { try lattice.delete([kept, again]) }
+            // The same List read through another handle on the file.
+            let twice2 = Pet()
+            try lattice.write { owner.dogs.append(objectsIn: [twice2, twice2]) }
+            let other = try Lattice(configuration: config)
+            let otherList = try XCTUnwrap(other.objects(Owner.self).first).dogs
+            XCTAssertEqual(otherList.count, 2)
+            try lattice.write { try lattice.delete(otherList) }
         }
         XCTAssertEqual(try Lattice(configuration: config).objects(Pet.self).count, 0)
     }

@@ -347,8 +347,9 @@ extension Lattice {
         // Results are read through a throwing path: a damaged record throws here instead of stopping.
         let all: [Object] = try (objects as? CheckedObjects)?.checkedObjects() ?? objects.map { $0 }
         let objects = all.filter { object in
-            guard object._lattice === self, let info = object._info else { return true }  // delete(_:) says why not
-            return seen.insert(StoredObject(info: ObjectIdentifier(info), key: object._key)).inserted
+            // Objects of any handle on this file count; others go to delete(_:), which says why not.
+            guard object._lattice?.env === env, let info = object._info else { return true }
+            return seen.insert(StoredObject(className: info.name, key: object._key)).inserted
         }
         if objects.count > 1 {
             _ = try requireWrite("delete(_:)")

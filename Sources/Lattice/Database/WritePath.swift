@@ -245,7 +245,7 @@ extension Lattice {
         var seen: Set<StoredObject> = []
         for object in objects {
             guard object._lattice === self, let info = object._info, !info.schema.isEmbedded, (try? existingKey(of: object)) != nil,
-                  seen.insert(StoredObject(info: ObjectIdentifier(info), key: object._key)).inserted else { return }
+                  seen.insert(StoredObject(className: info.name, key: object._key)).inserted else { return }
         }
         // For each list or map (property, owner): the property and the keys of the objects it holds.
         var collections: [CollectionOwner: (property: PropertyInfo, members: Set<Int64>)] = [:]
@@ -282,9 +282,9 @@ extension Lattice {
         let owner: Int64
     }
 
-    /// A stored object: its class (by identity) and key.
+    /// A stored object of this file: its class and key.
     struct StoredObject: Hashable {
-        let info: ObjectIdentifier
+        let className: String
         let key: Int64
     }
 

@@ -232,6 +232,10 @@ final class HandleObservation {
 
     /// Marks the observers of `tokens` as having seen the handle's current view (inside the write).
     func skip(_ flags: [ObserverFlag]) {
+        // Observers that have not heard of a commit before this write (`beginWrite()` after an own commit
+        // not delivered yet) cannot tell its changes from this write's: they hear of both, rather than of
+        // neither (a changeset missing a change no longer takes the old collection to the new one).
+        guard let write = lattice.writer, lastVersion == Int64(write.txn.id - 1) else { return }
         let context = DeliveryContext(lattice)
         for observer in observers.values where flags.contains(where: { $0 === observer.flag }) { observer.skip(context) }
     }

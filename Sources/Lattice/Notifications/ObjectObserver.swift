@@ -101,7 +101,12 @@ final class ObjectObserver<T: Object>: HandleObserver {
             // Without a summary (the log cannot tell) collections and links count as changed: a superset,
             // as collection observers then report every element kept in place as modified.
             if p.property.collection != nil {
-                let changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? true
+                var changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? true
+                // A collection of objects changed, too, when one of its objects changed in what is watched.
+                if !changed, let summary, let target = p.target, p.linksObjects, watchesThrough(p),
+                   observed.nested[p.column] != nil || context.objectsReachingChanges(info, summary, depth: 4)?.contains(key) != false {
+                    changed = context.linkedKeys(info, key, through: p).contains { linkChanged(p, target, $0, summary, context) }
+                }
                 if changed { properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name))) }
                 continue
             }

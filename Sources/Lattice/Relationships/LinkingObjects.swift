@@ -57,9 +57,15 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
     /// many objects link here); through a List, ``index(of:)`` (a search of the linking objects' keys).
     public func _customContainsEquatableElement(_ element: Element) -> Bool? {
         guard let managed else { return nil }
-        if let link = originLink, link.isLink, element._lattice?.env === managed.lattice.env,
-           element._info?.name == originInfo?.name, !element.isInvalidated {
-            return (element.value(ofProperty: link.name) as? Object) == managed.owner
+        if let link = originLink, link.isLink, let originInfo, element._lattice?.env === managed.lattice.env,
+           element._info?.name == originInfo.name {
+            if managed.owner.isInvalidated { return false }
+            // The element's record as this collection's handle sees it (its own handle may see another commit).
+            return managed.read { lattice, owner in
+                guard let record = try lattice.fetchRecord(originInfo, key: element._key),
+                      element._stamp == 0 || record.stamp == element._stamp else { return false }
+                return record.withBytes { RecordView($0)?.payload(link.column).flatMap(lattice.linkedKey) } == owner
+            }
         }
         return index(of: element) != nil
     }
