@@ -37,117 +37,86 @@ enum ValueAggregates {
     }
 }
 
-// MARK: Lists and sets (min and max of non-optional values are Swift's own)
+/// The collections of values with Realm's aggregates: Lists and sets (their elements) and maps (their
+/// values).
+public protocol _ValueAggregating {
+    /// The element (for a map, the value) type.
+    associatedtype _AggregatedValue
+    /// The elements (a map's values).
+    var _aggregatedValues: [_AggregatedValue] { get }
+}
 
-extension LatticeCollection where Element: AdditiveArithmetic {
+extension List: _ValueAggregating {
+    /// The elements.
+    public var _aggregatedValues: [Element] { Array(self) }
+}
+
+extension MutableSet: _ValueAggregating {
+    /// The elements.
+    public var _aggregatedValues: [Element] { Array(self) }
+}
+
+extension Map: _ValueAggregating {
+    /// The values.
+    public var _aggregatedValues: [Value] { values }
+}
+
+extension _ValueAggregating where _AggregatedValue: AdditiveArithmetic {
     /// The sum of the values (0 when empty).
-    public func sum() -> Element { reduce(.zero, +) }
+    public func sum() -> _AggregatedValue { _aggregatedValues.reduce(.zero, +) }
 }
 
-extension LatticeCollection where Element: BinaryInteger {
+extension _ValueAggregating where _AggregatedValue: BinaryInteger {
     /// The mean of the values, or nil when empty.
-    public func average() -> Double? { ValueAggregates.mean(self) }
+    public func average() -> Double? { ValueAggregates.mean(_aggregatedValues) }
 }
 
-extension LatticeCollection where Element: BinaryFloatingPoint {
+extension _ValueAggregating where _AggregatedValue: BinaryFloatingPoint {
     /// The mean of the values, or nil when empty.
-    public func average() -> Double? { ValueAggregates.mean(self) }
+    public func average() -> Double? { ValueAggregates.mean(_aggregatedValues) }
 }
 
-extension LatticeCollection where Element == Decimal {
+extension _ValueAggregating where _AggregatedValue == Decimal {
     /// The mean of the values, or nil when empty.
-    public func average() -> Decimal? { ValueAggregates.mean(self) }
+    public func average() -> Decimal? { ValueAggregates.mean(_aggregatedValues) }
 }
 
-extension LatticeCollection where Element: _OptionalValue {
+extension _ValueAggregating where _AggregatedValue: _OptionalValue {
     /// The non-nil values.
-    var nonNilValues: [Element._Wrapped] { compactMap(\._wrappedValue) }
+    var nonNilValues: [_AggregatedValue._Wrapped] { _aggregatedValues.compactMap(\._wrappedValue) }
 }
 
-extension LatticeCollection where Element: _OptionalValue, Element._Wrapped: Comparable {
+extension _ValueAggregating where _AggregatedValue: _OptionalValue, _AggregatedValue._Wrapped: Comparable {
     /// The smallest non-nil value, or nil when there is none.
-    public func min() -> Element._Wrapped? { nonNilValues.min() }
+    public func min() -> _AggregatedValue._Wrapped? { nonNilValues.min() }
     /// The largest non-nil value, or nil when there is none.
-    public func max() -> Element._Wrapped? { nonNilValues.max() }
+    public func max() -> _AggregatedValue._Wrapped? { nonNilValues.max() }
 }
 
-extension LatticeCollection where Element: _OptionalValue, Element._Wrapped: AdditiveArithmetic {
+extension _ValueAggregating where _AggregatedValue: _OptionalValue, _AggregatedValue._Wrapped: AdditiveArithmetic {
     /// The sum of the non-nil values (0 when there are none).
-    public func sum() -> Element._Wrapped { nonNilValues.reduce(.zero, +) }
+    public func sum() -> _AggregatedValue._Wrapped { nonNilValues.reduce(.zero, +) }
 }
 
-extension LatticeCollection where Element: _OptionalValue, Element._Wrapped: BinaryInteger {
+extension _ValueAggregating where _AggregatedValue: _OptionalValue, _AggregatedValue._Wrapped: BinaryInteger {
     /// The mean of the non-nil values, or nil when there are none.
     public func average() -> Double? { ValueAggregates.mean(nonNilValues) }
 }
 
-extension LatticeCollection where Element: _OptionalValue, Element._Wrapped: BinaryFloatingPoint {
+extension _ValueAggregating where _AggregatedValue: _OptionalValue, _AggregatedValue._Wrapped: BinaryFloatingPoint {
     /// The mean of the non-nil values, or nil when there are none.
     public func average() -> Double? { ValueAggregates.mean(nonNilValues) }
 }
 
-extension LatticeCollection where Element: _OptionalValue, Element._Wrapped == Decimal {
+extension _ValueAggregating where _AggregatedValue: _OptionalValue, _AggregatedValue._Wrapped == Decimal {
     /// The mean of the non-nil values, or nil when there are none.
     public func average() -> Decimal? { ValueAggregates.mean(nonNilValues) }
 }
 
-// MARK: Maps (their values)
-
+// Lists and sets of non-optional values have Swift's own `min()` and `max()`; a map's are its values'.
 extension Map where Value: Comparable {
     /// The smallest value, or nil when the map is empty.
     public func min() -> Value? { values.min() }
     /// The largest value, or nil when the map is empty.
     public func max() -> Value? { values.max() }
-}
-
-extension Map where Value: AdditiveArithmetic {
-    /// The sum of the values (0 when empty).
-    public func sum() -> Value { values.reduce(.zero, +) }
-}
-
-extension Map where Value: BinaryInteger {
-    /// The mean of the values, or nil when empty.
-    public func average() -> Double? { ValueAggregates.mean(values) }
-}
-
-extension Map where Value: BinaryFloatingPoint {
-    /// The mean of the values, or nil when empty.
-    public func average() -> Double? { ValueAggregates.mean(values) }
-}
-
-extension Map where Value == Decimal {
-    /// The mean of the values, or nil when empty.
-    public func average() -> Decimal? { ValueAggregates.mean(values) }
-}
-
-extension Map where Value: _OptionalValue {
-    /// The non-nil values.
-    var nonNilValues: [Value._Wrapped] { values.compactMap(\._wrappedValue) }
-}
-
-extension Map where Value: _OptionalValue, Value._Wrapped: Comparable {
-    /// The smallest non-nil value, or nil when there is none.
-    public func min() -> Value._Wrapped? { nonNilValues.min() }
-    /// The largest non-nil value, or nil when there is none.
-    public func max() -> Value._Wrapped? { nonNilValues.max() }
-}
-
-extension Map where Value: _OptionalValue, Value._Wrapped: AdditiveArithmetic {
-    /// The sum of the non-nil values (0 when there are none).
-    public func sum() -> Value._Wrapped { nonNilValues.reduce(.zero, +) }
-}
-
-extension Map where Value: _OptionalValue, Value._Wrapped: BinaryInteger {
-    /// The mean of the non-nil values, or nil when there are none.
-    public func average() -> Double? { ValueAggregates.mean(nonNilValues) }
-}
-
-extension Map where Value: _OptionalValue, Value._Wrapped: BinaryFloatingPoint {
-    /// The mean of the non-nil values, or nil when there are none.
-    public func average() -> Double? { ValueAggregates.mean(nonNilValues) }
-}
-
-extension Map where Value: _OptionalValue, Value._Wrapped == Decimal {
-    /// The mean of the non-nil values, or nil when there are none.
-    public func average() -> Decimal? { ValueAggregates.mean(nonNilValues) }
 }
