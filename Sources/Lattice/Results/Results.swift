@@ -146,15 +146,14 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         }
     }
 
-    /// The key of the first object, evaluating no more than needed: the cached keys when current; for
-    /// unsorted results of a query of a class, the query run until its first match (keys come in
-    /// ascending order, so that is the first), instead of evaluating every match.
+    /// The key of the first object (see `endKey`).
     private func firstKey(_ info: ClassInfo) -> Int64? { endKey(info, first: true) }
 
-    /// The key of the first or last object without evaluating the others where the order allows: a
-    /// class's query stops at its first match (from its end for the last, when it scans the class); a
-    /// collection's (unsorted) filter is checked from that end of the collection until an element
-    /// matches. Otherwise every key is evaluated (and kept).
+    /// The key of the first or last object, evaluating no more than needed: the cached keys when current;
+    /// for unsorted results of a class, its query run until its first match (keys come in ascending
+    /// order), walking back from the class's end for the last when it scans the class; for a
+    /// collection's unsorted filter, its elements checked from that end until one matches. Otherwise
+    /// every key is evaluated (and kept).
     private func endKey(_ info: ClassInfo, first: Bool) -> Int64? {
         let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
         if let cached { return cached }
