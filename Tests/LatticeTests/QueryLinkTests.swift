@@ -297,6 +297,13 @@ final class CollectionFilterEndTests: LinkQueryTestCase {
             XCTAssertEqual(set.first?.name, friends.first { $0.age == age }?.name)
             XCTAssertEqual(set.last?.name, friends.last { $0.age == age }?.name)
         }
+        // Inside a write, entries appended a moment ago (their directory not stored yet) count.
+        try lattice.write {
+            let late = LDog(); late.name = "late"; late.age = 99
+            owner.dogs.append(late)
+            XCTAssertEqual(try owner.dogs.filter("age == 99").first?.name, "late")
+            XCTAssertFalse(try owner.dogs.filter("age == 99").isEmpty)
+        }
         // LinkingObjects: the people listing a dog.
         let dog = try XCTUnwrap(owner.dogs.first)
         XCTAssertEqual(try dog.walkers.filter("name == ''").first?.name, "")

@@ -152,8 +152,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The key of the first or last object, evaluating no more than needed: the cached keys when current;
     /// for unsorted results of a class, its query run until its first match (keys come in ascending
     /// order), walking back from the class's end for the last when it scans the class; for a
-    /// collection's unsorted filter, its elements checked from that end until one matches. Otherwise
-    /// every key is evaluated (and kept).
+    /// collection's unsorted filter, its elements checked from that end until one matches (a List's
+    /// entries read one by one for the first). Otherwise every key is evaluated (and kept).
     private func endKey(_ info: ClassInfo, first: Bool) -> Int64? {
         let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
         if let cached { return cached }
@@ -165,11 +165,24 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                 let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
                 return try first ? executor.keys(plan, limit: 1).first : executor.lastKey(plan)
             }
-        case .collection:
+        case let .collection(owner, path):
             return lattice.reading("the objects of '\(info.name)'") { txn in
-                guard let base = try source.keys(lattice, txn) else { return nil }
-                guard let test = query.bound?.compile() else { return first ? base.first : base.last }
+                let test = query.bound?.compile()
                 let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
+                // The first of a List: its entries read in order until one matches, not all of them first.
+                if first, path.hops.count == 1, case .list = path.hops[0].kind, !owner.isInvalidated {
+                    do {
+                        try lattice.forEachListPayload(path.hops[0].property, owner: owner._key) { payload in
+                            guard let key = lattice.linkedKey(payload) else { return }
+                            if try test.map({ try executor.matches(key, $0) }) ?? true { throw FirstMatch(key: key) }
+                        }
+                    } catch let found as FirstMatch {
+                        return found.key
+                    }
+                    return nil
+                }
+                guard let base = try source.keys(lattice, txn) else { return nil }
+                guard let test else { return first ? base.first : base.last }
                 return try first ? base.first { try executor.matches($0, test) } : base.last { try executor.matches($0, test) }
             }
         }
@@ -382,3 +395,8 @@ protocol CheckedObjects {
 }
 
 extension Results: CheckedObjects {}
+
+/// Ends a walk over a List's entries at its first match (the walk has no other way to stop).
+private struct FirstMatch: Error {
+    let key: Int64
+}
