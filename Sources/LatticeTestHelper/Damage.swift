@@ -95,6 +95,12 @@ func damageLattice(_ path: String, readOnly: Bool) throws -> Lattice {
                                      objectTypes: [DamageOwner.self, DamagePet.self]))
 }
 
+/// Opens the fixture file and says so; read-only, with the number of owners it reads.
+func openAndReport(_ path: String, readOnly: Bool) throws {
+    let lattice = try damageLattice(path, readOnly: readOnly)
+    say(readOnly ? "opened \(lattice.objects(DamageOwner.self).count) owners" : "opened")
+}
+
 /// Builds the fixture in several transactions (so the file has free pages and older page versions too).
 func damageBuild(_ path: String, owners: Int) throws {
     let lattice = try damageLattice(path, readOnly: false)
@@ -243,8 +249,7 @@ private func runDamageCommand(_ command: String, _ path: String, _ arguments: [S
         say("problems \(problems.count)")
         for problem in problems.prefix(20) { say("\(problem)") }
     case "open":
-        _ = try damageLattice(path, readOnly: arguments.count > 3 && arguments[3] == "ro")
-        say("opened")
+        try openAndReport(path, readOnly: arguments.count > 3 && arguments[3] == "ro")
     case "fill":
         signal(SIGXFSZ, SIG_IGN)  // a write past the limit then fails (or is cut short) instead of killing the process
         var limit = rlimit(rlim_cur: rlim_t(integer(3)), rlim_max: rlim_t(integer(3)))
@@ -263,9 +268,7 @@ private func runDamageCommand(_ command: String, _ path: String, _ arguments: [S
         fail("the file never reached the size limit")
     case "open-as-nobody":
         guard setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody") }
-        let readOnly = arguments.count > 3 && arguments[3] == "ro"
-        let lattice = try damageLattice(path, readOnly: readOnly)
-        say(readOnly ? "opened \(lattice.objects(DamageOwner.self).count) owners" : "opened")
+        try openAndReport(path, readOnly: arguments.count > 3 && arguments[3] == "ro")
     default:
         return false
     }

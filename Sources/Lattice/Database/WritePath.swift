@@ -132,13 +132,12 @@ extension Lattice {
                         }
                     }
                     try maintainFoldedIndexes(info, objectKey: objectKey, before: before, after: after, appended: filedLast, txn)
-                    if let journal = write.migrationJournal {
-                        if let old { if after == nil { journal.noteDeleted(info.name, key: key, record: old) } } else { journal.noteCreated(info.name, key: key) }
-                    }
                     if old == nil {
                         write.changes.record(info.name, key: key, .inserted)
-                    } else if after == nil {
+                        write.migrationJournal?.noteCreated(info.name, key: key)
+                    } else if let old, after == nil {
                         write.changes.record(info.name, key: key, .deleted)
+                        write.migrationJournal?.noteDeleted(info.name, key: key, record: old)
                     } else {
                         columns = changed ?? changedColumns(info, before, after)
                         write.changes.record(info.name, key: key, .modified, columns: columns)

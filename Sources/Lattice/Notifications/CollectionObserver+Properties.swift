@@ -103,8 +103,7 @@ extension LinkingObjects {
             concerns: { _ in true },
             isModified: { summary, context in
                 { key in
-                    summary.touched(originInfo.name, key, columns: observed.mask)
-                        || observed.changedThrough(originInfo, key, summary, context)
+                    observed.changed(originInfo, key, summary, context)
                 }
             },
             unchangedOrder: { summary, old in

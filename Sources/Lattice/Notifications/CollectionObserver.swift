@@ -98,7 +98,7 @@ extension Results {
             observed.all && info.columns.contains { $0.linksObjects } && related.contains { summary.changes(of: $0) != nil }
         }
         // Whether key paths through relationships (`"owner.name"`) may see a change: every element is asked.
-        func nested(_ summary: ChangeSummary) -> Bool { !observed.all && observed.mayChangeThrough(info, summary) }
+        func nested(_ summary: ChangeSummary) -> Bool { !observed.all && observed.mayChangeThrough(summary) }
         // The elements modified through links, found backwards from the changes; nil: ask every element.
         func reached(_ summary: ChangeSummary, _ context: DeliveryContext) -> Set<Int64>? {
             context.objectsReachingChanges(info, summary)
@@ -313,8 +313,9 @@ struct ObservedColumns {
     let mask: UInt64
     /// No key paths: changes reached through links count, whatever they are.
     let all: Bool
-    /// For each relationship column named with more segments: the rest of those paths.
-    let nested: [Int: [String]]
+    /// For each relationship column named with more segments: the class it leads to, and what the rest of
+    /// those paths watch there (worked out once, not per object and delivery).
+    let nested: [Int: (target: ClassInfo, through: ObservedColumns)]
 
     init(_ info: ClassInfo, keyPaths: [String]?) {
         guard let keyPaths else {
@@ -324,16 +325,18 @@ struct ObservedColumns {
             return
         }
         var mask: UInt64 = 0
-        var nested: [Int: [String]] = [:]
+        var rests: [Int: [String]] = [:]
         for path in keyPaths {
             let parts = path.split(separator: ".", maxSplits: 1).map(String.init)
             guard let first = parts.first, let p = info.columns.first(where: { $0.name == first }) else { continue }
             mask |= ChangeSet.columnBit(p.column)
-            if parts.count == 2 { nested[p.column, default: []].append(parts[1]) }
+            if parts.count == 2 { rests[p.column, default: []].append(parts[1]) }
         }
         self.mask = mask
         all = false
-        self.nested = nested
+        nested = rests.reduce(into: [:]) { out, entry in
+            if let target = info.columns[entry.key].target { out[entry.key] = (target, ObservedColumns(target, keyPaths: entry.value)) }
+        }
     }
 
     /// Whether changes of other objects can count.
@@ -356,29 +359,23 @@ struct ObservedColumns {
 
     /// Whether a commit in `summary` may have changed, through relationships, what these key paths name:
     /// a class the nested paths lead to changed (without key paths: see `ClassInfo.forwardReachableClasses`).
-    func mayChangeThrough(_ info: ClassInfo, _ summary: ChangeSummary) -> Bool {
-        if all { return true }
-        return nested.contains { column, rest in
-            guard let target = info.columns[column].target else { return false }
-            return summary.changes(of: target.name) != nil || ObservedColumns(target, keyPaths: rest).mayChangeThrough(target, summary)
-        }
+    func mayChangeThrough(_ summary: ChangeSummary) -> Bool {
+        all || nested.values.contains { summary.changes(of: $0.target.name) != nil || $0.through.mayChangeThrough(summary) }
+    }
+
+    /// Whether object `key` of `info` changed in what is watched: its own columns, or through its relationships.
+    func changed(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ context: DeliveryContext, depth: Int = 4) -> Bool {
+        summary.touched(info.name, key, columns: mask) || changedThrough(info, key, summary, context, depth: depth)
     }
 
     /// Whether object `key` of `info` changed, through its relationships, in what these key paths name
     /// (without key paths: whether it reaches a change within `depth` hops).
     func changedThrough(_ info: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ context: DeliveryContext, depth: Int = 4) -> Bool {
         if all { return context.reachesChange(info, key, summary, depth: depth) }
-        for (column, rest) in nested {
-            let p = info.columns[column]
-            guard let target = p.target else { continue }
-            let through = ObservedColumns(target, keyPaths: rest)
-            guard summary.changes(of: target.name) != nil || through.mayChangeThrough(target, summary) else { continue }
-            for linked in context.linkedKeys(info, key, through: p)
-            where summary.touched(target.name, linked, columns: through.mask) || through.changedThrough(target, linked, summary, context) {
-                return true
-            }
+        return nested.contains { column, next in
+            (summary.changes(of: next.target.name) != nil || next.through.mayChangeThrough(summary))
+                && context.linkedKeys(info, key, through: info.columns[column]).contains { next.through.changed(next.target, $0, summary, context) }
         }
-        return false
     }
 }
 
@@ -428,8 +425,7 @@ extension ManagedCollection {
                     guard !bytes.isEmpty else { return false }
                     var at = 0
                     let key = bytes.withUnsafeBytes { Varint.unzigzag(Varint.read($0, &at)) }
-                    return summary.touched(target.name, key, columns: observed.mask)
-                        || observed.changedThrough(target, key, summary, context)
+                    return observed.changed(target, key, summary, context)
                 }
             },
             unchangedOrder: { summary, old in

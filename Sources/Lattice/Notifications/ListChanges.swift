@@ -83,7 +83,7 @@ extension ManagedCollection {
         var everyKey = false
         if observed.all {
             if let reached = context.objectsReachingChanges(target, summary) { keys.formUnion(reached) } else { everyKey = true }
-        } else if observed.mayChangeThrough(target, summary) {
+        } else if observed.mayChangeThrough(summary) {
             everyKey = true  // key paths through relationships: each element asked
         }
         if keys.isEmpty && !everyKey { return [] }

@@ -45,10 +45,9 @@ final class ObjectObserver<T: Object>: HandleObserver {
         let now = linkingKeys(p, context.lattice)
         defer { linking[p.column] = now }
         if linking[p.column] != now { return true }
-        guard let origin = p.target, let rest = observed.nested[p.column] else { return false }
+        guard let next = observed.nested[p.column] else { return false }
         guard let summary else { return true }  // the log cannot tell: they may have changed
-        let through = ObservedColumns(origin, keyPaths: rest)
-        return now.contains { summary.touched(origin.name, $0, columns: through.mask) || through.changedThrough(origin, $0, summary, context, depth: 3) }
+        return now.contains { next.through.changed(next.target, $0, summary, context, depth: 3) }
     }
 
     func update(_ context: DeliveryContext) {
@@ -135,10 +134,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
 
     /// Whether the object a link reaches changed in what is observed through it.
     private func linkChanged(_ p: PropertyInfo, _ target: ClassInfo, _ key: Int64, _ summary: ChangeSummary, _ context: DeliveryContext) -> Bool {
-        if let rest = observed.nested[p.column] {
-            let through = ObservedColumns(target, keyPaths: rest)
-            return summary.touched(target.name, key, columns: through.mask) || through.changedThrough(target, key, summary, context, depth: 3)
-        }
+        if let next = observed.nested[p.column] { return next.through.changed(target, key, summary, context, depth: 3) }
         return observed.all && (summary.touched(target.name, key) || context.reachesChange(target, key, summary, depth: 3))
     }
 
