@@ -5,7 +5,7 @@ import XCTest
 /// `min`/`max(ofProperty:)` of a whole class's indexed property (or integer primary key), and `first`/`last`
 /// of a whole class sorted by one, read one end of the index instead of every object. Each must give
 /// what reading every object gives: the same values in an unindexed copy of the property are the
-/// oracle. Ties (first and last of equal values), nil, NaN (at both ends of an index, sorting first),
+/// oracle. Positions near the start, read from the index's start, are checked the same way. Ties (first and last of equal values), nil, NaN (at both ends of an index, sorting first),
 /// strings longer than an index key, uncommitted writes, reopening and encryption are covered.
 final class IndexEndTests: XCTestCase {
     /// Indexed property, its unindexed copy.
@@ -44,6 +44,13 @@ final class IndexEndTests: XCTestCase {
             for ascending in [true, false] {
                 let fast = try all.sorted(byKeyPath: indexed, ascending: ascending)
                 let slow = try all.sorted(byKeyPath: plain, ascending: ascending)
+                // Positions read before any key is: the first ones from the index's start, growing, then all.
+                let expected = slow.map(\.id)
+                let shown = min(70, expected.count)
+                XCTAssertEqual((0..<shown).map { fast[$0].id }, Array(expected.prefix(shown)), "\(label): prefix sorted by \(indexed) ascending \(ascending)")
+                XCTAssertEqual(try all.sorted(byKeyPath: indexed, ascending: ascending).prefix(20).map(\.id), Array(expected.prefix(20)), label)
+                if let end = expected.indices.last { XCTAssertEqual(fast[end].id, expected[end], "\(label): the last position by \(indexed)") }
+                XCTAssertEqual(fast.map(\.id), expected, "\(label): every position by \(indexed) ascending \(ascending)")
                 XCTAssertEqual(fast.first?.id, slow.first?.id, "\(label): first sorted by \(indexed) ascending \(ascending)")
                 XCTAssertEqual(fast.last?.id, slow.last?.id, "\(label): last sorted by \(indexed) ascending \(ascending)")
                 XCTAssertEqual(fast.first?.id, Array(fast).first?.id, "\(label): first of \(indexed) as the whole order has it")

@@ -399,5 +399,10 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertEqual(person.properties.filter(\.isArray).map(\.name), ["dogs", "numbers"])
         XCTAssertEqual(person.properties.filter(\.isSet).map(\.name), ["tags"])
         XCTAssertEqual(person.properties.filter(\.isMap).map(\.name), ["scores"])
+        // Linking objects are computed, kept apart from the stored properties as Realm keeps them.
+        XCTAssertEqual(person.properties.map(\.name), ["id", "name", "dogs", "numbers", "tags", "scores"])
+        XCTAssertEqual(person.computedProperties.map(\.name), ["pets"])
+        XCTAssertEqual(person["pets"]?.originProperty, "owner")
+        XCTAssertEqual(RNPerson().objectSchema.properties.count, 6)
     }
 }

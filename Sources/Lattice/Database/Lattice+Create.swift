@@ -178,7 +178,7 @@ extension Lattice {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         for (name, value) in values {
             guard let position = metadata.positions[name] else { throw LatticeError.unknownProperty(className: className, property: name) }
-            let property = metadata.schema.properties[position]
+            let property = metadata.schema.allProperties[position]
             let field = metadata.fields[position]
             if isNilValue(value) && !property.isOptional { throw LatticeError.missingValue(className: className, property: name) }
             guard field.accessor.set(at: base + field.offset, value) else {
@@ -334,7 +334,7 @@ extension Object {
     /// Sets this unmanaged object's properties from a value (see ``init(value:)``).
     final func fill(from value: Any) throws {
         let metadata = try ModelMetadata.of(type(of: self))
-        let values = try Lattice.namedValues(value, metadata.schema.properties, className: metadata.schema.className)
+        let values = try Lattice.namedValues(value, metadata.schema.allProperties, className: metadata.schema.className)
         try Lattice.apply(values, to: self, className: metadata.schema.className)
     }
 }

@@ -152,7 +152,7 @@ public final class Lattice {
             var byType: [ObjectIdentifier: ClassInfo] = [:]
             var byName: [String: ClassInfo] = [:]
             for model in metadata {
-                let order = stored[model.schema.className]?.properties.map(\.name) ?? model.schema.properties.map(\.name)
+                let order = stored[model.schema.className]?.allProperties.map(\.name) ?? model.schema.allProperties.map(\.name)
                 let info = ClassInfo(metadata: model, storedOrder: order, tables: tables)
                 if !dynamic { byType[ObjectIdentifier(model.type)] = info }
                 byName[info.name] = info

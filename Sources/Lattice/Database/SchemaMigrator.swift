@@ -59,7 +59,7 @@ final class SchemaMigrator {
             }
         }
         for cls in declared.objectSchemas {
-            for p in cls.properties {
+            for p in cls.allProperties {
                 guard let original = p.originalName, original != p.name, let old = renamed[cls.className],
                       old[original] != nil, old[p.name] == nil else { continue }
                 try renameStoredProperty(cls.className, from: original, to: p.name)
@@ -114,7 +114,7 @@ final class SchemaMigrator {
                     throw LatticeError.migrationFailed(className: cls.className, reason:
                         "making a class \(cls.isEmbedded ? "embedded" : "top-level") is not supported while it has objects.")
                 }
-                for p in old.properties {
+                for p in old.allProperties {
                     let live = cls[p.name].flatMap { SchemaMigrator.sameStorage(p, $0) ? $0.name : nil }
                     if live == nil, let new = cls[p.name], p.collection != nil || new.collection != nil {
                         throw LatticeError.migrationFailed(className: cls.className, reason:
@@ -124,7 +124,7 @@ final class SchemaMigrator {
                     slots.append(Slot(stored: p, isOld: true, live: live))
                 }
             }
-            for p in cls.properties where !slots.contains(where: { $0.live == p.name }) {
+            for p in cls.allProperties where !slots.contains(where: { $0.live == p.name }) {
                 slots.append(Slot(stored: p, isOld: false, live: p.name))
             }
             out[cls.className] = slots
@@ -144,7 +144,7 @@ final class SchemaMigrator {
     private func retypedProperty() -> (className: String, property: String, from: String, to: String)? {
         for cls in target.objectSchemas {
             guard let old = renamed[cls.className] else { continue }
-            for p in cls.properties {
+            for p in cls.allProperties {
                 guard let o = old[p.name], o.type != p.type || o.objectClassName != p.objectClassName else { continue }
                 return (cls.className, p.name, o.typeName(withOptionality: true), p.typeName(withOptionality: true))
             }
@@ -163,7 +163,7 @@ final class SchemaMigrator {
             let slots = layouts[cls.className] ?? []
             guard let old = renamed[cls.className] else {
                 // A new class is as declared from the start.
-                infos.append(ClassInfo(metadata: DynamicObject.metadata(for: cls), storedOrder: cls.properties.map(\.name), tables: tables))
+                infos.append(ClassInfo(metadata: DynamicObject.metadata(for: cls), storedOrder: cls.allProperties.map(\.name), tables: tables))
                 continue
             }
             let properties = slots.map { slot -> Property in
@@ -187,7 +187,7 @@ final class SchemaMigrator {
             infos.append(ClassInfo(metadata: DynamicObject.metadata(for: schema), storedOrder: properties.map(\.name), tables: aliases))
         }
         for cls in renamed.objectSchemas where target[cls.className] == nil {
-            infos.append(ClassInfo(metadata: DynamicObject.metadata(for: cls), storedOrder: cls.properties.map(\.name), tables: tables))
+            infos.append(ClassInfo(metadata: DynamicObject.metadata(for: cls), storedOrder: cls.allProperties.map(\.name), tables: tables))
         }
         for dead in deadLinks {
             infos.first { $0.name == dead.className }?.property(named: dead.hidden)?.linkID = dead.linkID
@@ -216,7 +216,7 @@ final class SchemaMigrator {
     func old() throws -> Lattice {
         if let oldHandle { return oldHandle }
         let infos = renamed.objectSchemas.map {
-            ClassInfo(metadata: DynamicObject.metadata(for: $0), storedOrder: $0.properties.map(\.name), tables: tables)
+            ClassInfo(metadata: DynamicObject.metadata(for: $0), storedOrder: $0.allProperties.map(\.name), tables: tables)
         }
         ClassInfo.link(Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) }))
         let handle = try Lattice(env: env, configuration: configuration, schema: renamed, classes: infos, metaTable: meta)
@@ -256,7 +256,7 @@ final class SchemaMigrator {
         let handle = try self.old()
         try handle.moveEntries(from: try table(FileLayout.objects(old)), to: try table(FileLayout.objects(new)))
         if let backlinks = tables[FileLayout.backlinks(old)] { try handle.moveEntries(from: backlinks, to: try table(FileLayout.backlinks(new))) }
-        for p in cls.properties {
+        for p in cls.allProperties {
             if let kind = p.collection {
                 try handle.moveEntries(from: try table(FileLayout.collection(kind, old, p.name)), to: try table(FileLayout.collection(kind, new, p.name)))
             }
@@ -269,7 +269,7 @@ final class SchemaMigrator {
         }
         try handle.renameSequence(from: old, to: new)
         renamed = Schema(renamed.objectSchemas.map { c in
-            ObjectSchema(className: c.className == old ? new : c.className, properties: c.properties.map { p in
+            ObjectSchema(className: c.className == old ? new : c.className, properties: c.allProperties.map { p in
                 // Indexes of the renamed class were emptied: the migration builds them again.
                 SchemaMigrator.property(p, name: p.name, objectClassName: p.objectClassName == old ? new : p.objectClassName,
                                         isIndexed: c.className == old ? false : p.isIndexed)
@@ -293,7 +293,7 @@ final class SchemaMigrator {
         if let folded = tables[FileLayout.foldedIndex(className, old)] { try handle.emptyTable(folded) }
         renamed = Schema(renamed.objectSchemas.map { c in
             guard c.className == className else { return c }
-            return ObjectSchema(className: c.className, properties: c.properties.map {
+            return ObjectSchema(className: c.className, properties: c.allProperties.map {
                 $0.name == old ? SchemaMigrator.property($0, name: new, objectClassName: $0.objectClassName, isIndexed: false) : $0
             }, isEmbedded: c.isEmbedded)
         })
@@ -320,7 +320,7 @@ final class SchemaMigrator {
     }
 
     private static func withoutFormerNames(_ cls: ObjectSchema) -> ObjectSchema {
-        ObjectSchema(className: cls.className, properties: cls.properties.map {
+        ObjectSchema(className: cls.className, properties: cls.allProperties.map {
             Property(name: $0.name, type: $0.type, isOptional: $0.isOptional, isIndexed: $0.isIndexed, isPrimaryKey: $0.isPrimaryKey,
                      collection: $0.collection, objectClassName: $0.objectClassName, originProperty: $0.originProperty)
         }, isEmbedded: cls.isEmbedded)
@@ -392,7 +392,7 @@ final class SchemaMigrator {
         let finalTables = try env.openTables(FileLayout.databases(for: final), create: false)
         tables.merge(finalTables) { _, new in new }
         let infos = final.objectSchemas.map {
-            ClassInfo(metadata: DynamicObject.metadata(for: $0), storedOrder: $0.properties.map(\.name), tables: tables)
+            ClassInfo(metadata: DynamicObject.metadata(for: $0), storedOrder: $0.allProperties.map(\.name), tables: tables)
         }
         ClassInfo.link(Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) }))
         let finalHandle = try Lattice(env: env, configuration: configuration, schema: final, classes: infos, metaTable: meta)

@@ -105,7 +105,7 @@ final class ClassInfo {
 
     init(metadata: ModelMetadata, storedOrder: [String], tables: [String: Table]) {
         type = metadata.type
-        let declared = zip(metadata.schema.properties, metadata.fields).map { property, field in
+        let declared = zip(metadata.schema.allProperties, metadata.fields).map { property, field in
             PropertyInfo(property: property, column: storedOrder.firstIndex(of: property.name) ?? 0, field: field,
                          ownerName: metadata.schema.className)
         }

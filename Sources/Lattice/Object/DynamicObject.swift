@@ -120,7 +120,7 @@ extension DynamicObject {
     /// with no field in any instance (dynamic objects keep no per-property storage).
     static func metadata(for schema: ObjectSchema) -> ModelMetadata {
         ModelMetadata(type: DynamicObject.self, schema: schema,
-                      fields: schema.properties.map { ModelMetadata.Field(offset: 0, accessor: accessor(valueType(of: $0))) },
+                      fields: schema.allProperties.map { ModelMetadata.Field(offset: 0, accessor: accessor(valueType(of: $0))) },
                       onlyPersistedState: false)
     }
 

@@ -15,7 +15,7 @@ struct ModelMetadata: Sendable {
     /// Every stored property the class adds to `Object`'s own is `@Persisted`: once managed, an
     /// instance holds nothing but which stored object it stands for (see `Object.recycled`).
     let onlyPersistedState: Bool
-    /// The position in `schema.properties` (and `fields`) of each property, by name.
+    /// The position in `schema.allProperties` (and `fields`) of each property, by name.
     let positions: [String: Int]
 
     init(type: Object.Type, schema: ObjectSchema, fields: [Field], onlyPersistedState: Bool) {
@@ -23,7 +23,7 @@ struct ModelMetadata: Sendable {
         self.schema = schema
         self.fields = fields
         self.onlyPersistedState = onlyPersistedState
-        positions = Dictionary(schema.properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        positions = Dictionary(schema.allProperties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     private static let cache = Mutex<[ObjectIdentifier: ModelMetadata]>([:])

@@ -120,7 +120,7 @@ extension Object {
         }
         if let dynamic = self as? DynamicObject { return dynamic.unmanagedValues[name].flatMap { isNilValue($0) ? nil : unwrapAny($0) } }
         guard let metadata = try? ModelMetadata.of(type(of: self)),
-              let index = metadata.schema.properties.firstIndex(where: { $0.name == name }) else { return nil }
+              let index = metadata.schema.allProperties.firstIndex(where: { $0.name == name }) else { return nil }
         let field = metadata.fields[index]
         return field.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + field.offset)
     }

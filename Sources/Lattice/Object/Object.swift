@@ -288,7 +288,7 @@ open class Object: CustomStringConvertible, Hashable {
         let dynamic = type(of: self) == DynamicObject.self
         let name = dynamic ? objectSchema.className : "\(type(of: self))"
         if let lattice = _lattice, (try? currentRecord(lattice)) == nil { return "\(name) { invalidated }" }
-        let names = dynamic ? objectSchema.properties.map(\.name) : (try? ModelMetadata.of(type(of: self)))?.schema.properties.map(\.name)
+        let names = dynamic ? objectSchema.allProperties.map(\.name) : (try? ModelMetadata.of(type(of: self)))?.schema.allProperties.map(\.name)
         guard depth == 0, let names else { return "\(name) {...}" }
         let parts = names.map { "\($0) = \(Object.render(value(ofProperty: $0), depth: depth + 1))" }
         return "\(name) { " + parts.joined(separator: "; ") + " }"

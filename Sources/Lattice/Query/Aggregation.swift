@@ -85,34 +85,54 @@ enum Aggregation {
     }
 }
 
-extension LatticeCollection where Element: Object {
-    private func target(_ name: String, allowDates: Bool) throws -> Aggregation.Target {
-        let schema = try ModelMetadata.of(Element.self).schema
+/// `min`/`max`/`sum`/`average(ofProperty:)` over objects at hand (unmanaged collections, a map's
+/// objects, managed Lists and sets), each object's property read one at a time.
+enum ObjectAggregates {
+    private static func target(_ type: Object.Type, _ name: String, allowDates: Bool) throws -> Aggregation.Target {
+        let schema = try ModelMetadata.of(type).schema
         return try Aggregation.target(className: schema.className, property: name, schema[name], allowDates: allowDates)
     }
 
+    static func min<S: Sequence, T: _Persistable>(_ objects: S, _ type: Object.Type, _ property: String) throws -> T? where S.Element: Object {
+        let t = try target(type, property, allowDates: true)
+        return try Aggregation.extreme(Aggregation.values(objects, t), t, smallest: true, "min(ofProperty:)")
+    }
+
+    static func max<S: Sequence, T: _Persistable>(_ objects: S, _ type: Object.Type, _ property: String) throws -> T? where S.Element: Object {
+        let t = try target(type, property, allowDates: true)
+        return try Aggregation.extreme(Aggregation.values(objects, t), t, smallest: false, "max(ofProperty:)")
+    }
+
+    static func sum<S: Sequence, T: _Persistable>(_ objects: S, _ type: Object.Type, _ property: String) throws -> T where S.Element: Object {
+        let t = try target(type, property, allowDates: false)
+        return try Aggregation.sum(Aggregation.values(objects, t), t)
+    }
+
+    static func average<S: Sequence, T: _Persistable>(_ objects: S, _ type: Object.Type, _ property: String) throws -> T? where S.Element: Object {
+        let t = try target(type, property, allowDates: false)
+        return try Aggregation.average(Aggregation.values(objects, t), t)
+    }
+}
+
+extension LatticeCollection where Element: Object {
     /// The smallest non-nil value of a number or Date property, or nil when there is none.
     public func min<T: _Persistable>(ofProperty property: String) throws -> T? {
-        let t = try target(property, allowDates: true)
-        return try Aggregation.extreme(Aggregation.values(self, t), t, smallest: true, "min(ofProperty:)")
+        try ObjectAggregates.min(self, Element.self, property)
     }
 
     /// The largest non-nil value of a number or Date property, or nil when there is none.
     public func max<T: _Persistable>(ofProperty property: String) throws -> T? {
-        let t = try target(property, allowDates: true)
-        return try Aggregation.extreme(Aggregation.values(self, t), t, smallest: false, "max(ofProperty:)")
+        try ObjectAggregates.max(self, Element.self, property)
     }
 
     /// The sum of the non-nil values of a number property (0 when there are none).
     public func sum<T: _Persistable>(ofProperty property: String) throws -> T {
-        let t = try target(property, allowDates: false)
-        return try Aggregation.sum(Aggregation.values(self, t), t)
+        try ObjectAggregates.sum(self, Element.self, property)
     }
 
     /// The mean of the non-nil values of a number property, or nil when there are none: Double for
     /// integer and floating-point properties, Decimal for Decimal ones.
     public func average<T: _Persistable>(ofProperty property: String) throws -> T? {
-        let t = try target(property, allowDates: false)
-        return try Aggregation.average(Aggregation.values(self, t), t)
+        try ObjectAggregates.average(self, Element.self, property)
     }
 }

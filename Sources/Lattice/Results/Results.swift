@@ -22,11 +22,16 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         self.source = source
         var wholeClass = false
         var columns: UInt64?
+        var indexOrder: (column: ScalarColumn, ascending: Bool)?
         if case .all = source {
             wholeClass = query.bound == nil && query.ops.isEmpty
             columns = query.columnMask
+            if query.bound == nil, query.ops.count == 1, case let .sort(descriptors) = query.ops[0], descriptors.count == 1,
+               let column = descriptors[0].path.rootColumn {
+                indexOrder = (column, descriptors[0].ascending)
+            }
         }
-        cache = ResultsKeyCache(wholeClass: wholeClass, columns: columns)
+        cache = ResultsKeyCache(wholeClass: wholeClass, columns: columns, indexOrder: indexOrder)
     }
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
@@ -303,10 +308,19 @@ final class ResultsKeyCache {
         let columns: UInt64
     }
 
-    init(wholeClass: Bool, columns: UInt64?) {
+    init(wholeClass: Bool, columns: UInt64?, indexOrder: (column: ScalarColumn, ascending: Bool)? = nil) {
         self.wholeClass = wholeClass
         self.columns = columns
+        self.indexOrder = indexOrder
     }
+
+    /// For a whole class sorted by one property: that property and the direction. When it is indexed,
+    /// positions near the start are read from the start of the index (`prefix`), so the first screenful
+    /// of a large class sorted by date reads that screenful, not the whole index, after each change.
+    private let indexOrder: (column: ScalarColumn, ascending: Bool)?
+    /// The first keys in that order, under `prefixStamp` (see `prefixObject`).
+    @exclusivity(unchecked) private var prefix: [Int64] = []
+    @exclusivity(unchecked) private var prefixStamp: KeyStamp?
 
     /// The stamp computed last and the handle's generation then: every change a stamp follows also
     /// changes the generation, so within one generation the stamp is the same (no lookup per read).
@@ -361,6 +375,10 @@ final class ResultsKeyCache {
         let (object, key): (Object?, Int64) = lattice.synchronized {
             // Read ahead with the keys of this generation of the view: nothing to evaluate or check.
             if let object = positional.batched(at: position) { return (object, object._key) }
+            if indexOrder != nil, position >= 0, position < ClassPositions.jumpLimit,
+               let found = prefixObject(at: position, lattice: lattice, info: info, type: type) {
+                return found
+            }
             if wholeClass {
                 let current = currentStamp(lattice, info)
                 if stamp != current {
@@ -385,6 +403,33 @@ final class ResultsKeyCache {
         }
         // Gone since the keys were taken: an instance that reads as deleted.
         return object ?? lattice.materialize(type, info, key: key, record: nil)
+    }
+
+    /// `object(at:)` for a position near the start of a whole class sorted by an indexed property while
+    /// `keys` are not current: the first keys read from the index, at least twice as many as last time
+    /// (so reading positions one after another walks the index about twice). nil when the keys are
+    /// current, the index cannot give the order (see `ResultsOrdering.walkIndex`) or the position is past
+    /// the end: the caller goes on as for any results. Once a walk reaches the end, its keys are `keys`.
+    private func prefixObject(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type) -> (Object?, Int64)? {
+        guard let order = indexOrder else { return nil }
+        let current = currentStamp(lattice, info)
+        if stamp == current { return nil }
+        if prefixStamp != current { (prefix, prefixStamp) = ([], current) }
+        if position >= prefix.count {
+            let limit = max(position + 1, 2 * prefix.count, 32)
+            guard let walked = lattice.reading("the objects of '\(info.name)'", { txn in
+                try ResultsOrdering.walkIndex(info, order.column, ascending: order.ascending, limit: limit, lattice, txn)
+            }) else { return nil }
+            if walked.complete {
+                adopt(walked.keys, lattice, info)
+                (prefix, prefixStamp) = ([], nil)
+                positional = PositionalReader()
+                return nil
+            }
+            prefix = walked.keys
+        }
+        guard position < prefix.count else { return nil }
+        return (lattice.materializeReading(type, info, key: prefix[position]), prefix[position])
     }
 }
 

@@ -267,32 +267,60 @@ enum ResultsOrdering {
     /// All objects in the order of an indexed property, read from its index; nil when not indexed.
     static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, _ lattice: Lattice,
                           _ txn: Transaction) throws -> [Int64]? {
+        try walkIndex(info, column, ascending: ascending, limit: .max, lattice, txn)?.keys
+    }
+
+    /// The first objects in the order of an indexed property (as `walkIndex` orders all of them): at
+    /// least `limit` of them where there are that many (objects of equal values are taken together),
+    /// read from the end of the index that order starts at, and whether they are all of them. nil when
+    /// not indexed, or when `limit` is given for a floating-point property (NaN keys lie at both ends of
+    /// its index but sort first, so only a whole walk orders them).
+    static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, limit: Int, _ lattice: Lattice,
+                          _ txn: Transaction) throws -> (keys: [Int64], complete: Bool)? {
         let property = column.property
         if info.keyedByPrimaryKey && property === info.primaryKey {
             var keys: [Int64] = []
-            try txn.withCursor(info.objectsTable) { cursor in
-                var entry = try cursor.first()
+            let complete = try txn.withCursor(info.objectsTable) { cursor -> Bool in
+                var entry = try ascending ? cursor.first() : cursor.last()
                 while let e = entry {
+                    if keys.count == limit { return false }
                     keys.append(KeyCodec.int(e.key))
-                    entry = try cursor.next()
+                    entry = try ascending ? cursor.next() : cursor.previous()
                 }
+                return true
             }
-            return ascending ? keys : keys.reversed()
+            return (keys, complete)
         }
         // An encrypted file's index keys are keyed hashes, in no useful order: sort the records instead.
         guard let dbi = property.indexTable, !txn.isEncrypted else { return nil }
+        let floating = QueryPlanner.hasFloatingKeys(property)
+        if floating && limit != .max { return nil }
+        // Descending orders walk the index backwards, except around NaN (see above).
+        let backward = !ascending && !floating
         var groups: [(key: [UInt8], objects: [Int64])] = []
-        try txn.withCursor(dbi) { cursor in
-            var entry = try cursor.first()
+        var taken = 0
+        let complete = try txn.withCursor(dbi) { cursor -> Bool in
+            var entry = try backward ? cursor.last() : cursor.first()
             while let e = entry {
-                if groups.last.map({ compareBytes($0.key, e.key) != 0 }) ?? true { groups.append((Array(e.key), [])) }
+                if groups.last.map({ compareBytes($0.key, e.key) != 0 }) ?? true {
+                    if taken >= limit { return false }
+                    groups.append((Array(e.key), []))
+                }
                 groups[groups.count - 1].objects.append(KeyCodec.int(e.value))
-                entry = try cursor.next()
+                taken += 1
+                entry = try backward ? cursor.previous() : cursor.next()
             }
+            return true
         }
-        groups = QueryPlanner.nanFirst(groups, property)
-        if !ascending { groups.reverse() }
+        if backward {
+            // Equal values keep object-key order in both directions.
+            for i in groups.indices { groups[i].objects.reverse() }
+        } else {
+            groups = QueryPlanner.nanFirst(groups, property)
+            if !ascending { groups.reverse() }
+        }
         var out: [Int64] = []
+        out.reserveCapacity(taken)
         for group in groups {
             // A truncated key (or the empty string's [0]) may stand for several values: sort those by value.
             if group.key.withUnsafeBytes({ isAmbiguous($0, column) }) && group.objects.count > 1 {
@@ -302,7 +330,7 @@ enum ResultsOrdering {
                 out += group.objects
             }
         }
-        return out
+        return (out, complete)
     }
 
     /// Whether an index key of `column` may stand for several values: a truncated String key, or the [0]

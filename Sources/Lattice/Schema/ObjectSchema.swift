@@ -76,8 +76,8 @@ public struct Property: Sendable, Equatable, Codable, CustomStringConvertible {
 public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The class name (the Swift type name).
     public let className: String
-    /// The persisted properties, in storage (column) order.
-    public let properties: [Property]
+    /// Every property in storage (column) order, ``LinkingObjects`` properties included.
+    public let allProperties: [Property]
     /// Whether objects of this class are embedded (``EmbeddedObject``): owned by one parent, never queried alone.
     public let isEmbedded: Bool
     /// The name the class was stored under before it was renamed (``Object/originalName``): a migration
@@ -88,29 +88,45 @@ public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertibl
     public init(className: String, properties: [Property], isEmbedded: Bool = false, originalName: String? = nil) {
         self.originalName = originalName
         self.className = className
-        self.properties = properties
+        self.allProperties = properties
         self.isEmbedded = isEmbedded
     }
 
     private enum CodingKeys: String, CodingKey { case className, properties, isEmbedded }
 
+    /// Stores ``allProperties`` under the key `properties`, as every file does.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(className, forKey: .className)
+        try c.encode(allProperties, forKey: .properties)
+        try c.encode(isEmbedded, forKey: .isEmbedded)
+    }
+
+    /// The stored properties, in storage order: every property but the ``LinkingObjects`` ones (Realm's
+    /// `properties`).
+    public var properties: [Property] { allProperties.filter { $0.type != .linkingObjects } }
+
+    /// The ``LinkingObjects`` properties, computed from other classes' links (Realm's
+    /// `computedProperties`).
+    public var computedProperties: [Property] { allProperties.filter { $0.type == .linkingObjects } }
+
     /// Decodes a stored class (files written before embedded objects existed have no `isEmbedded`).
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         className = try c.decode(String.self, forKey: .className)
-        properties = try c.decode([Property].self, forKey: .properties)
+        allProperties = try c.decode([Property].self, forKey: .properties)
         isEmbedded = try c.decodeIfPresent(Bool.self, forKey: .isEmbedded) ?? false
     }
 
     /// The primary key property, if any.
-    public var primaryKeyProperty: Property? { properties.first { $0.isPrimaryKey } }
+    public var primaryKeyProperty: Property? { allProperties.first { $0.isPrimaryKey } }
 
-    /// The property named `name`.
-    public subscript(name: String) -> Property? { properties.first { $0.name == name } }
+    /// The property named `name` (stored or computed).
+    public subscript(name: String) -> Property? { allProperties.first { $0.name == name } }
 
     /// For example `Dog { id: UUID (primary key); name: String }`.
     public var description: String {
-        "\(className) { " + properties.map(\.description).joined(separator: "; ") + " }"
+        "\(className) { " + allProperties.map(\.description).joined(separator: "; ") + " }"
     }
 
     static let maxClassNameBytes = 57
@@ -122,12 +138,12 @@ public struct ObjectSchema: Sendable, Equatable, Codable, CustomStringConvertibl
         if className.isEmpty || className.utf8.count > ObjectSchema.maxClassNameBytes {
             throw fail("class names must be 1 to \(ObjectSchema.maxClassNameBytes) bytes long.")
         }
-        if properties.filter(\.isPrimaryKey).count > 1 {
+        if allProperties.filter(\.isPrimaryKey).count > 1 {
             throw fail("only one property can be the primary key; found "
-                + properties.filter(\.isPrimaryKey).map { "'\($0.name)'" }.joined(separator: ", ") + ".")
+                + allProperties.filter(\.isPrimaryKey).map { "'\($0.name)'" }.joined(separator: ", ") + ".")
         }
         var seen = Set<String>()
-        for p in properties {
+        for p in allProperties {
             if p.name.isEmpty || p.name.utf8.count > ObjectSchema.maxPropertyNameBytes {
                 throw fail("property name '\(p.name)' must be 1 to \(ObjectSchema.maxPropertyNameBytes) bytes long.")
             }
@@ -171,7 +187,7 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
     func validateRelationships() throws {
         for cls in objectSchemas {
             func fail(_ reason: String) -> LatticeError { .invalidSchema(className: cls.className, reason: reason) }
-            for p in cls.properties {
+            for p in cls.allProperties {
                 guard let targetName = p.objectClassName else { continue }
                 guard let target = self[targetName] else {
                     throw fail("property '\(p.name)' links to '\(targetName)', which is not in the schema (add it to objectTypes).")
@@ -190,7 +206,7 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
         }
         var ids: [UInt32: String] = [:]
         for cls in objectSchemas {
-            for p in cls.properties where p.type == .object {
+            for p in cls.allProperties where p.type == .object {
                 let name = "\(cls.className).\(p.name)"
                 let hash = KeyCodec.fnv1a32(name)
                 if let other = ids[hash] {
@@ -220,10 +236,10 @@ public struct Schema: Sendable, Equatable, Codable, CustomStringConvertible {
             if old.isEmbedded != cls.isEmbedded {
                 out.append("Class '\(name)' has been made \(cls.isEmbedded ? "embedded" : "top-level").")
             }
-            for p in old.properties where cls[p.name] == nil {
+            for p in old.allProperties where cls[p.name] == nil {
                 out.append("Property '\(name).\(p.name)' has been removed.")
             }
-            for p in cls.properties {
+            for p in cls.allProperties {
                 guard let o = old[p.name] else {
                     out.append("Property '\(name).\(p.name)' has been added.")
                     continue

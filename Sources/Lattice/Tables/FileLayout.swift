@@ -28,7 +28,7 @@ enum FileLayout {
         var targets = Set<String>()
         for cls in schema.objectSchemas {
             out.append((objects(cls.className), false))
-            for p in cls.properties {
+            for p in cls.allProperties {
                 if let kind = p.collection { out.append((collection(kind, cls.className, p.name), false)) }
                 if p.type == .object, let target = p.objectClassName { targets.insert(target) }
                 guard p.isIndexed, !(p.isPrimaryKey && p.type.isInteger && !p.isOptional) else { continue }

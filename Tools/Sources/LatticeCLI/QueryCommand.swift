@@ -66,7 +66,7 @@ struct QueryCommand: ParsableCommand {
                 out.write(shown == 0 ? "]\n" : "\n]\n")
                 return
             }
-            let columns = cls.properties.filter { $0.type != .linkingObjects }
+            let columns = cls.properties
             var table = TextTable(columns.map(\.name))
             var index = 0
             for object in results {

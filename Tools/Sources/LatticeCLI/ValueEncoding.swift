@@ -24,7 +24,7 @@ struct ValueEncoder {
         let cls = object.objectSchema
         out.append("{")
         var first = true
-        for p in cls.properties where p.type != .linkingObjects {
+        for p in cls.properties {
             if !first { out.append(",") }
             first = false
             JSONText.string(p.name, into: &out)

@@ -33,7 +33,7 @@ extension SchemaFile {
         var usedEnums = Set<String>()
         let classes = sorted.map { stored -> ClassSpec in
             let note = annotated.first { $0.className == stored.className }
-            let properties = stored.properties.map { property -> PropertySpec in
+            let properties = stored.allProperties.map { property -> PropertySpec in
                 var spec = PropertySpec(property)
                 if let source = note?[property.name], source.hasSameStoredShape(as: spec) {
                     spec.doc = source.doc
