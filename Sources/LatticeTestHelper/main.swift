@@ -26,9 +26,11 @@
 //   compact-loop <file>
 //       Opens and closes the file over and over with `shouldCompactOnLaunch` always true (so each open
 //       compacts it); prints "compacting" after the first round. Runs until killed.
-//   watch <file> <count>
+//   watch <file> <count> [dispatch]
 //       Opens the file read-only, observes all items on the main run loop and prints "ready" after the
 //       initial notification, then "update <count> <insertions>" per update; exits once <count> items exist.
+//       With `dispatch`, the main thread runs `dispatchMain()` instead of its run loop, as an async `main`
+//       does.
 //   verify <file>
 //       Checks every item's payload and checksum; prints "count <n> sum <sum of checksums>".
 //   query <file> <predicate or @file holding it> [argument...]
@@ -277,7 +279,10 @@ func run() throws {
                 fail("\(error)")
             }
         }
-        withExtendedLifetime(token) { RunLoop.main.run() }
+        withExtendedLifetime(token) {
+            if arguments.count > 4 && arguments[4] == "dispatch" { dispatchMain() }
+            RunLoop.main.run()
+        }
         fail("the run loop ended")
 
     case "verify":

@@ -32,6 +32,28 @@ actor FrozenStore {
     }
 
     func names() -> [String] { lattice.objects(FrozenDog.self).sorted { $0.id < $1.id }.map(\.name) }
+
+    func count() -> Int { lattice.objects(FrozenDog.self).count }
+
+    /// The counts the observer of all dogs heard (initial, then updates), on this actor.
+    private(set) var heard: [Int] = []
+    private(set) var heardOnActor = true
+    private var token: NotificationToken?
+
+    func observe() {
+        token = lattice.objects(FrozenDog.self).observe { [unowned self] change in
+            let count: Int?
+            switch change {
+            case .initial(let dogs): count = dogs.count
+            case .update(let dogs, _, _, _): count = dogs.count
+            case .error: count = nil
+            }
+            // The block runs isolated to the actor (the compiler cannot tell, so it is checked here).
+            self.assumeIsolated { store in
+                if let count { store.heard.append(count) } else { store.heardOnActor = false }
+            }
+        }
+    }
 }
 
 /// Frozen snapshots, thread-safe references and actor-confined handles.
@@ -228,6 +250,38 @@ final class FreezingTests: XCTestCase {
         let gone = ThreadSafeReference(to: dog)
         try await lattice.asyncWrite { try lattice.delete(dog) }
         XCTAssertNil(try open().resolve(gone))
+    }
+
+    /// Eventually true, polling every millisecond for up to 10 seconds.
+    private func eventually(_ what: String, _ condition: () async -> Bool) async {
+        for _ in 0..<10_000 {
+            if await condition() { return }
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        XCTFail("timed out waiting for \(what)")
+    }
+
+    /// Adds dog `id` through a handle of its own (a write transaction is synchronous code).
+    private func addDog(_ id: Int) throws {
+        let other = try open()
+        try other.write { try other.add(FrozenDog(value: ["id": id, "name": "dog\(id)"])) }
+    }
+
+    func testActorHandlesFollowCommitsAndDeliverThere() async throws {
+        try populate(try open())
+        let store = try await FrozenStore(configuration: configuration)
+        let before = await store.count()
+        XCTAssertEqual(before, 100)
+        // No observer: the handle still moves to other handles' commits on its actor, as Realm's do.
+        try addDog(100)
+        await eventually("the actor's handle to see the commit") { await store.count() == 101 }
+        // Observers registered on the actor hear the initial value and each commit there.
+        await store.observe()
+        await eventually("the initial notification") { await store.heard == [101] }
+        try addDog(101)
+        await eventually("the update") { await store.heard == [101, 102] }
+        let onActor = await store.heardOnActor
+        XCTAssertTrue(onActor)
     }
 
     func testThreadSafePropertyWrapper() throws {

@@ -1029,14 +1029,17 @@ final class NotificationProcessTests: XCTestCase {
     }
 
     func testReadOnlyObserverProcessSeesWriterCommits() throws {
-        let lattice = try open()
-        try lattice.write { try lattice.add(makeItem(id: 0, size: 8)) }
-        let watcher = try Helper(["watch", database.path, "3"])
-        XCTAssertEqual(try watcher.readLine(), "ready 1")
-        try lattice.write { try lattice.add(makeItem(id: 1, size: 8)) }
-        XCTAssertEqual(try watcher.readLine(), "update 2 1")
-        try lattice.write { try lattice.add(makeItem(id: 2, size: 8)) }
-        XCTAssertEqual(try watcher.readLine(), "update 3 1")
-        try watcher.waitForSuccess()
+        // The second watcher's main thread runs `dispatchMain()`, as an async `main` does: no run loop runs.
+        for mode in [[], ["dispatch"]] {
+            let lattice = try open()
+            try lattice.write { try lattice.deleteAll(); try lattice.add(makeItem(id: 0, size: 8)) }
+            let watcher = try Helper(["watch", database.path, "3"] + mode)
+            XCTAssertEqual(try watcher.readLine(), "ready 1", "\(mode)")
+            try lattice.write { try lattice.add(makeItem(id: 1, size: 8)) }
+            XCTAssertEqual(try watcher.readLine(), "update 2 1", "\(mode)")
+            try lattice.write { try lattice.add(makeItem(id: 2, size: 8)) }
+            XCTAssertEqual(try watcher.readLine(), "update 3 1", "\(mode)")
+            try watcher.waitForSuccess()
+        }
     }
 }

@@ -236,7 +236,9 @@ extension LinkingObjects: ThreadConfined {
 extension Lattice {
     /// Opens a handle confined to `actor`: use it (and everything read through it) only there, with
     /// ``asyncWrite(isolation:_:)`` for writes. The Swift 6 compiler keeps the handle, which is not
-    /// `Sendable`, from leaving the actor's isolation.
+    /// `Sendable`, from leaving the actor's isolation. Notifications of observers registered through it
+    /// are delivered on the actor, and with ``autorefresh`` on (the default) each commit of another
+    /// handle or process moves it to the latest commit there, as Realm's actor-confined handles do.
     ///
     /// ```swift
     /// actor Store {
@@ -249,6 +251,7 @@ extension Lattice {
     public convenience init(configuration: Configuration, actor: isolated any Actor) async throws {
         try self.init(configuration: configuration)
         confinedActor = actor
+        try observation.followCommits()
     }
 
     /// The actor the handle was opened for with ``init(configuration:actor:)``, if any.

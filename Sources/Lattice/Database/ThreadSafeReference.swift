@@ -47,10 +47,12 @@ extension Lattice {
 /// when it was deleted), as Realm's `@ThreadSafe` does.
 ///
 /// ```swift
-/// final class Loader: Sendable {
+/// struct Loader: Sendable {
 ///     @ThreadSafe var dog: Dog?
 /// }
 /// ```
+/// (A `Sendable` class cannot hold it: the wrapper's storage is a `var`; the wrapper itself is
+/// `Sendable`, so a struct or an actor can.)
 @propertyWrapper
 public final class ThreadSafe<Value: ThreadConfined>: Sendable {
     private let frozen: Mutex<Frozen<Value>?>

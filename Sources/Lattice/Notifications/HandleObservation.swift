@@ -174,32 +174,39 @@ final class HandleObservation {
 
     private func subscribe() throws {
         guard subscription == nil else { return }
-        let waker = RunLoopWaker()
-        let bound = ThreadBound(self)
-        subscription = try Notifier.subscribe(lattice.env) { _ in
-            waker.wake { bound.value?.runLoopTurn() }
-        }
+        let waker = HandleWaker(self, actor: lattice.confinedActor)
+        subscription = try Notifier.subscribe(lattice.env) { _ in waker.wake() }
         self.waker = waker
-        let timer = Timer(timeInterval: 1e9, repeats: true) { _ in }
-        RunLoop.current.add(timer, forMode: .default)
-        keepAlive = timer
+        if waker.usesRunLoop {
+            let timer = Timer(timeInterval: 1e9, repeats: true) { _ in }
+            RunLoop.current.add(timer, forMode: .default)
+            keepAlive = timer
+        }
     }
 
-    private var waker: RunLoopWaker?
+    private var waker: HandleWaker?
 
-    /// Asks for a delivery at the next run loop turn (initial notifications).
+    /// Keeps a handle confined to an actor at the latest commit while it is not in a write, as Realm's
+    /// actor-confined handles are: each commit of another handle or process moves it on the actor
+    /// (delivering to its observers), as the run loop of the thread that opened any other handle does
+    /// once observers exist.
+    func followCommits() throws {
+        try subscribe()
+    }
+
+    /// Asks for a delivery at the next turn (initial notifications).
     private func schedule() {
-        let bound = ThreadBound(self)
-        waker?.wake { bound.value?.runLoopTurn() }
+        waker?.wake()
     }
 
-    /// A run loop turn after a commit: move the handle (which delivers), or tell it a refresh is due.
-    private func runLoopTurn() {
+    /// A turn where the handle lives, after a commit or a stopped token: let stopped observers go, then
+    /// move the handle (which delivers), or tell it a refresh is due.
+    func turn() {
+        prune()
         if lattice.writer != nil { return }
         if lattice.autorefresh {
             lattice.refresh()  // delivers
         } else {
-            prune()
             let newest = Int64(lattice.env.lastTransactionID)
             guard newest != lastVersion else { deliver(); return }
             for entry in latticeObservers where entry.flag.isActive { entry.block(.refreshRequired, lattice) }
@@ -242,20 +249,21 @@ final class HandleObservation {
 
     /// The stop of a token of this handle's observers. On the handle's thread it lets the invalidated
     /// observers go at once, with what they hold (results, objects, and through them the handle itself,
-    /// which a program may then close and delete); from another thread at the handle's next run loop turn.
+    /// which a program may then close and delete); from another thread, and for a handle confined to an
+    /// actor, at the handle's next turn.
     func tokenStop() -> @Sendable () -> Void {
-        let bound = ThreadBound(self)
         let waker = self.waker
         return {
-            if let observation = bound.value { return observation.prune() }
-            waker?.wake { bound.value?.prune() }
+            if let observation = waker?.observationHere { return observation.prune() }
+            waker?.wake()
         }
     }
 
     private func prune() {
         observers = observers.filter { $0.value.flag.isActive }
         latticeObservers.removeAll { !$0.flag.isActive }
-        if observers.isEmpty && latticeObservers.isEmpty, let (notifier, id) = subscription {
+        // A handle confined to an actor stays subscribed: it follows commits (`followCommits`).
+        if observers.isEmpty && latticeObservers.isEmpty && lattice.confinedActor == nil, let (notifier, id) = subscription {
             notifier.unsubscribe(id)
             subscription = nil
             keepAlive?.invalidate()

@@ -78,39 +78,3 @@ public struct PropertyChange {
     public let newValue: Any?
 }
 
-/// A value used only on the thread that created it, whose reference may travel between threads.
-final class ThreadBound<Value: AnyObject>: @unchecked Sendable {
-    // @unchecked Sendable is safe: the only stored state is an immutable weak reference and the creating
-    // thread; `value` hands the reference out only when called on that thread (checked with
-    // `pthread_equal`), so the value is never used concurrently from two threads through this box.
-    private let thread = pthread_self()
-    private weak var stored: Value?
-
-    init(_ value: Value) { stored = value }
-
-    /// The value, on the creating thread while it lives; nil on any other thread.
-    var value: Value? { pthread_equal(thread, pthread_self()) != 0 ? stored : nil }
-}
-
-/// A run loop that other threads may ask to run a block.
-final class RunLoopWaker: @unchecked Sendable {
-    // @unchecked Sendable is safe: other threads only call `RunLoop.perform(_:)` and `add(_:forMode:)`
-    // of a timer, which Foundation's run loop implements under its own lock (CFRunLoopPerformBlock,
-    // CFRunLoopAddTimer are thread-safe); `scheduled` is atomic.
-    private let runLoop: RunLoop
-    private let scheduled = Atomic<Bool>(false)
-
-    /// The calling thread's run loop.
-    init() { runLoop = RunLoop.current }
-
-    /// Runs `body` on the run loop's thread at its next turn; a wake-up while one is pending is merged.
-    func wake(_ body: @escaping @Sendable () -> Void) {
-        guard scheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
-        runLoop.perform { [self] in
-            scheduled.store(false, ordering: .releasing)
-            body()
-        }
-        // A timer due now wakes a sleeping run loop (perform alone does not).
-        runLoop.add(Timer(timeInterval: 0, repeats: false) { _ in }, forMode: .default)
-    }
-}
