@@ -13,9 +13,13 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try cars.filter("owner.address.city == 'Rome'")), ["Polo"])
         XCTAssertEqual(names(try cars.filter("owner.partner.name == 'Ann'")), ["Polo"])
         XCTAssertEqual(names(try cars.filter("owner.partner.address.city == 'Oslo'")), ["Polo"])
-        // A nil link on the way: false, except `== nil`.
+        // A nil link on the way reads as nil (as in Realm): `== nil` and `!= 'Ann'` hold, orderings do not.
         XCTAssertEqual(names(try cars.filter("owner.name == nil")), ["Up"])
-        XCTAssertEqual(names(try cars.filter("owner.name != 'Ann'")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.name != 'Ann'")), ["Polo", "Up"])
+        XCTAssertEqual(names(try cars.filter("owner.name != nil")), ["Golf", "Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.partner.name != 'Ann'")), ["Golf", "Up"])
+        XCTAssertEqual(names(try cars.filter("owner.name > 'A'")), ["Golf", "Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.name BEGINSWITH 'A'")), ["Golf"])
         XCTAssertEqual(names(try cars.filter("owner.address.city == nil")), ["Up"])
         XCTAssertEqual(names(try cars.filter("owner.partner.name == nil")), ["Golf", "Up"])
         XCTAssertEqual(names(try cars.filter("NOT owner.name == 'Ann'")), ["Polo", "Up"])

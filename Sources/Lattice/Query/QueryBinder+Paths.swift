@@ -117,7 +117,7 @@ extension QueryBinder {
             let term = try QueryBinder(info: resolved.endClass, variable: variable).makeTerm(column, op, c.options, literals, c.position)
             endTerm = .term(term)
             let test = term.test
-            let brokenResult = QueryBinder.matchesNil(op, literals)
+            let brokenResult = QueryBinder.brokenMatches(resolved, op, literals)
             leafTest = { leaf, context in
                 if case let .record(view, _) = leaf { return test(view, context) }
                 return brokenResult
@@ -134,16 +134,20 @@ extension QueryBinder {
         let text = { "\(prefix)\(path) \(op.rawValue)\(options.suffix) \(QueryBinder.describe(op, literals))" }
         let test = QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest)
         let backlinked = resolved.hops.allSatisfy { if case .backlinks = $0.kind { return false } else { return true } }
-        if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.matchesNil(op, literals) {
+        if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.brokenMatches(resolved, op, literals) {
             return .linked(LinkedTerm(hops: resolved.hops, end: endTerm, describe: text, test: test))
         }
         return .test(text, test)
     }
 
-    /// Whether `nil op literals` holds: a path cut by a nil link matches only `== nil` (and `IN` with nil).
-    static func matchesNil(_ op: QueryOperator, _ literals: [QueryValue]) -> Bool {
+    /// Whether a row whose path is cut by a nil link matches `op literals`. Through to-one links only,
+    /// the value reads as nil, as in Realm: `owner.name != 'Ann'` holds for a dog without owner, as does
+    /// `owner.name == nil`; orderings and string operators do not. Through a to-many path a cut leaf
+    /// matches only `== nil` (and `IN` a list holding nil).
+    static func brokenMatches(_ path: ResolvedPath, _ op: QueryOperator, _ literals: [QueryValue]) -> Bool {
         switch op {
         case .equal: return literals.first == .null
+        case .notEqual: return !path.toMany && literals.first != .null
         case .in: return literals.contains(.null)
         default: return false
         }
@@ -217,7 +221,7 @@ extension QueryBinder {
                     + "\(literal) (\(literal.typeName))", position)
             }
         }
-        let brokenResult = QueryBinder.matchesNil(op, literals)
+        let brokenResult = QueryBinder.brokenMatches(path, op, literals)
         return { leaf, context in
             let key: Int64?
             switch leaf {
