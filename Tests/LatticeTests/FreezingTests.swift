@@ -284,6 +284,19 @@ final class FreezingTests: XCTestCase {
         XCTAssertTrue(onActor)
     }
 
+    func testResolvingOnAnOlderHandleMovesItForward() throws {
+        let lattice = try open()
+        try populate(lattice)
+        let worker = try open()
+        XCTAssertEqual(worker.objects(FrozenDog.self).count, 100, "the worker holds a snapshot")
+        let created = try lattice.write { try lattice.create(FrozenDog.self, value: ["id": 500, "name": "new"]) }
+        let person = try XCTUnwrap(lattice.object(ofType: FrozenPerson.self, forPrimaryKey: "ann"))
+        try lattice.write { person.dogs.append(created) }
+        XCTAssertEqual(worker.resolve(ThreadSafeReference(to: created))?.name, "new", "created after the worker's snapshot")
+        XCTAssertEqual(worker.resolve(ThreadSafeReference(to: lattice.objects(FrozenDog.self)))?.count, 101)
+        XCTAssertEqual(worker.resolve(ThreadSafeReference(to: person.dogs))?.last?.id, 500)
+    }
+
     func testThreadSafePropertyWrapper() throws {
         struct Holder: Sendable {
             @ThreadSafe var dog: FrozenDog?

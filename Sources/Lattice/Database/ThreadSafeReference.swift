@@ -11,8 +11,8 @@ import Synchronization
 /// }
 /// ```
 /// The reference holds a frozen snapshot of the value (pinning its version) until it is resolved or
-/// released. ``Lattice/resolve(_:)`` gives the value at the resolving handle's version, once: a second
-/// resolve gives nil.
+/// released. ``Lattice/resolve(_:)`` gives the value at the resolving handle's version (moved forward
+/// first when older than the reference's), once: a second resolve gives nil.
 public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     private let frozen: Mutex<Frozen<Confined>?>
 
@@ -36,9 +36,16 @@ public final class ThreadSafeReference<Confined: ThreadConfined>: Sendable {
 
 extension Lattice {
     /// The value `reference` stands for, read through this handle at its current version; nil when it
-    /// was deleted meanwhile, belongs to another file, or the reference was resolved before.
+    /// was deleted meanwhile, belongs to another file, or the reference was resolved before. A handle
+    /// whose snapshot is older than the reference's is first moved to the latest commit (``refresh()``),
+    /// as Realm does, so an object created just before the reference was made is found.
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        reference.take()?.value._latticeRebound(in: self)
+        guard let frozen = reference.take() else { return nil }
+        if writer == nil, let source = frozen.value._latticeHandle, source.env === env,
+           source.reading("the reference's version", { $0.id }) > reading("the latest snapshot", { $0.id }) {
+            refresh()
+        }
+        return frozen.value._latticeRebound(in: self)
     }
 }
 
