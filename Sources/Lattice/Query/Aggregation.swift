@@ -32,18 +32,26 @@ enum Aggregation {
         try cast(total(values, t).swiftValue(t.kind), t, "sum(ofProperty:)")
     }
 
-    /// Integer properties average as Double (or, `truncating`, as an integer rounded toward zero);
-    /// Decimal properties as Decimal.
-    static func average<T: _Persistable>(_ values: [ScalarValue], _ t: Target, truncating: Bool = false) throws -> T? {
+    /// Integer properties average as Double, or, asked for as an integer type, as an integer rounded
+    /// toward zero (as Realm's does); Decimal properties as Decimal.
+    static func average<T: _Persistable>(_ values: [ScalarValue], _ t: Target) throws -> T? {
         if values.isEmpty { return nil }
         let mean: Any?
         switch try total(values, t) {
-        case let .int(i): mean = truncating ? i / Int64(values.count) as Any : Double(i) / Double(values.count) as Any
+        case let .int(i):
+            mean = isInteger(T.self) ? i / Int64(values.count) as Any : Double(i) / Double(values.count) as Any
         case let .double(d): mean = d / Double(values.count)
         case let .decimal(d): mean = d / Decimal(values.count)
         default: mean = nil
         }
         return try cast(mean, t, "average(ofProperty:)")
+    }
+
+    /// Whether `type` is an integer type or an optional one (`Int?` from a key path to an optional).
+    private static func isInteger(_ type: Any.Type) -> Bool {
+        func wrapped<O: _OptionalValue>(_: O.Type) -> Bool { isInteger(O._Wrapped.self) }
+        if let optional = type as? any _OptionalValue.Type { return wrapped(optional) }
+        return type is any BinaryInteger.Type
     }
 
     static func total(_ values: [ScalarValue], _ t: Target) throws -> ScalarValue {

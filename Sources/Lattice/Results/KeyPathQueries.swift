@@ -40,7 +40,7 @@ extension Results {
     /// property's mean rounded toward zero, as Realm's key-path form does (`average(ofProperty:)` as
     /// `Double?` gives it exactly).
     public func average<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
-        try average(ofProperty: name(keyPath), truncating: true)
+        try average(ofProperty: name(keyPath))
     }
 }
 

@@ -32,15 +32,11 @@ extension Results {
     }
 
     /// The mean of the non-nil values of a number property, or nil when there are none. Integer
-    /// properties average as Double; Decimal properties as Decimal.
+    /// properties average as Double (asked for as an integer type, rounded toward zero, as Realm's);
+    /// Decimal properties as Decimal.
     public func average<T: _Persistable>(ofProperty property: String) throws -> T? {
-        try average(ofProperty: property, truncating: false)
-    }
-
-    /// ``average(ofProperty:)``; `truncating`: an integer property's mean as an integer rounded toward zero.
-    func average<T: _Persistable>(ofProperty property: String, truncating: Bool) throws -> T? {
         let (t, values) = try aggregateValues(property, allowDates: false, extreme: nil)
-        return try Aggregation.average(values, t, truncating: truncating)
+        return try Aggregation.average(values, t)
     }
 
     /// The property and its non-nil values over the results. For a smallest (`extreme` true) or largest
