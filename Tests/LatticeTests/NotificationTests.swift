@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import Lattice
 #if canImport(Glibc)
@@ -984,6 +985,32 @@ final class NotificationProcessTests: XCTestCase {
             if Date() > deadline { XCTFail("timed out waiting for \(what)"); return }
             RunLoop.current.run(until: Date().addingTimeInterval(0.005))
         }
+    }
+
+    /// The commit id watchers go by is the one a snapshot begun right after sees. LMDB's meta page shows
+    /// a commit before new snapshots do (an fsync apart, on a disk): a queue observer woken for such an
+    /// id once read the commit before, took the id as seen, and missed the commit until the next one.
+    func testTheLatestCommitIdIsWhatANewSnapshotSees() throws {
+        let lattice = try open()
+        let env = lattice.env
+        let state = Mutex((done: false, samples: 0, ahead: 0))
+        let sampler = Thread {
+            guard let txn = try? Transaction(readOn: env) else { return }
+            while !state.withLock({ $0.done }) {
+                let latest = env.lastTransactionID
+                guard (try? txn.renew()) != nil else { return }
+                let seen = txn.id
+                txn.reset()
+                state.withLock { $0.samples += 1; if seen < latest { $0.ahead += 1 } }
+            }
+        }
+        sampler.start()
+        for id in 0..<100 { try lattice.write { try lattice.add(makeItem(id: id, size: 8)) } }
+        state.withLock { $0.done = true }
+        while !sampler.isFinished { usleep(1_000) }
+        let (_, samples, ahead) = state.withLock { $0 }
+        XCTAssertGreaterThan(samples, 100)
+        XCTAssertEqual(ahead, 0, "ids ahead of what a snapshot sees, of \(samples)")
     }
 
     func testChildCommitFiresObserverWithIndices() throws {
