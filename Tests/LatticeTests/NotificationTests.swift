@@ -317,6 +317,7 @@ final class NotificationTests: XCTestCase {
         }
         var previousList = owner.pets.map(\.id)
         var listChange: (deletions: [Int], insertions: [Int], modifications: [Int])?
+        var replacedInList = false
         tokens.append(owner.pets.observe { change in if case let .update(_, d, i, m) = change { listChange = (d, i, m) } })
         var previousTags = Array(owner.tags)
         var tagChange: (deletions: [Int], insertions: [Int])?
@@ -353,7 +354,12 @@ final class NotificationTests: XCTestCase {
                     case 5 where list.pets.count > 1:
                         list.pets.move(from: next(list.pets.count), to: next(list.pets.count))
                     case 6 where !list.pets.isEmpty:
-                        list.pets.remove(at: next(list.pets.count))
+                        if next(2) == 0 {
+                            list.pets.remove(at: next(list.pets.count))
+                        } else if let pet = pets.randomElement(), !pet.isInvalidated {
+                            list.pets[next(list.pets.count)] = pet
+                            replacedInList = true
+                        }
                     case 7:
                         if let pet = pets.randomElement(), !pet.isInvalidated { pet.owner = next(2) == 0 ? list : nil }
                         if list.tags.count > 3 { list.tags.remove(at: next(list.tags.count)) } else { list.tags.append("t\(next(5))") }
@@ -383,7 +389,7 @@ final class NotificationTests: XCTestCase {
             }
             let listNow = owner.pets.map(\.id)
             if let change = listChange {
-                XCTAssertEqual(apply(previousList, change.deletions, change.insertions, listNow), listNow, "list round \(round)")
+                XCTAssertEqual(apply(previousList, change.deletions, change.insertions, change.modifications, listNow), listNow, "list round \(round)")
                 let deleted = Set(change.deletions)
                 let kept = previousList.indices.filter { !deleted.contains($0) }
                 XCTAssertTrue(Set(change.modifications).isSubset(of: kept), "list round \(round): modifications are old indices of kept entries")
@@ -406,6 +412,35 @@ final class NotificationTests: XCTestCase {
             previousTags = tagsNow
         }
         tokens.forEach { $0.invalidate() }
+        XCTAssertTrue(replacedInList, "the rounds replaced a List entry in place")
+    }
+
+    /// `list[i] = x` and `replace(index:object:)` are modifications of that entry, as Realm reports them.
+    func testReplacingAListEntryIsAModification() throws {
+        let lattice = try open()
+        let (owner, extra) = try lattice.write { () -> (NoteOwner, NotePet) in
+            let owner = try lattice.create(NoteOwner.self, value: ["name": "o"])
+            for i in 0..<3 { owner.pets.append(try lattice.create(NotePet.self, value: ["id": i, "name": "p\(i)"])) }
+            return (owner, try lattice.create(NotePet.self, value: ["id": 9, "name": "extra"]))
+        }
+        var changes: [[[Int]]] = []
+        let token = owner.pets.observe { change in
+            if case let .update(_, d, i, m) = change { changes.append([d, i, m]) }
+        }
+        lattice.refresh()
+        try lattice.write { owner.pets[1] = extra }
+        lattice.refresh()
+        try lattice.write { owner.pets.replace(index: 0, object: extra) }
+        lattice.refresh()
+        // Replaced, then removed in the same commit: a deletion only.
+        try lattice.write {
+            owner.pets[2] = extra
+            owner.pets.remove(at: 2)
+        }
+        lattice.refresh()
+        XCTAssertEqual(changes, [[[], [], [1]], [[], [], [0]], [[2], [], []]])
+        XCTAssertEqual(owner.pets.map(\.id), [9, 9])
+        token.invalidate()
     }
 
     /// The changeset of two arrays (duplicates, shared starts and ends, edits anywhere) turns the old one
@@ -438,6 +473,18 @@ final class NotificationTests: XCTestCase {
         for i in deletions.sorted(by: >) { out.remove(at: i) }
         for i in insertions.sorted() { out.insert(new[i], at: i) }
         return out
+    }
+
+    /// `apply`, with the kept entries at the old positions `modifications` reloaded from `new` (a List
+    /// entry replaced in place is a modification, as in Realm).
+    private func apply<T>(_ old: [T], _ deletions: [Int], _ insertions: [Int], _ modifications: [Int], _ new: [T]) -> [T] {
+        let deleted = Set(deletions), inserted = Set(insertions), modified = Set(modifications)
+        var kept = old.indices.filter { !deleted.contains($0) }.makeIterator()
+        return new.indices.map { j in
+            if inserted.contains(j) { return new[j] }
+            guard let i = kept.next() else { return new[j] }
+            return modified.contains(i) ? new[j] : old[i]
+        }
     }
 
     // MARK: Objects

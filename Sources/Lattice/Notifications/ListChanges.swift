@@ -1,13 +1,15 @@
 /// The change of a List computed from the operations the change log recorded on it (inserts, removals,
 /// replacements, in order), not from reading and comparing the whole list: an observer of a list of a
-/// hundred thousand entries reads only the entries a commit inserted. A replaced or moved entry is a
-/// deletion plus an insertion, as Realm reports them; the entries kept never change their relative order.
+/// hundred thousand entries reads only the entries a commit inserted or replaced. A moved entry is a
+/// deletion plus an insertion and a replaced one (`list[i] = x`) a modification, as Realm reports them;
+/// the entries kept never change their relative order.
 enum ListChanges {
     /// The entries after `operations` on a list of `count` entries, each its position before them or -1
-    /// for one inserted or replaced since; nil when an operation does not fit (the log and the list
-    /// disagree: the caller then reads the list).
-    static func replay(_ operations: [ChangeSet.CollectionOperation], count: Int) -> [Int]? {
+    /// for one inserted since, and the old positions of the entries replaced in place; nil when an
+    /// operation does not fit (the log and the list disagree: the caller then reads the list).
+    static func replay(_ operations: [ChangeSet.CollectionOperation], count: Int) -> (slots: [Int], replaced: Set<Int>)? {
         var slots = Array(0..<count)
+        var replaced = Set<Int>()
         for operation in operations {
             switch operation {
             case .insert(let range):
@@ -18,14 +20,14 @@ enum ListChanges {
                 slots.removeSubrange(range)
             case .set(let position):
                 guard position < slots.count else { return nil }
-                slots[position] = -1
+                if slots[position] >= 0 { replaced.insert(slots[position]) }
             case .clear:
                 slots.removeAll()
             case .key:
                 return nil
             }
         }
-        return slots
+        return (slots, replaced)
     }
 }
 
@@ -46,9 +48,9 @@ extension ManagedCollection {
                 return IncrementalChange(elements: old, deletions: [], insertions: [],
                                          modifications: Self.modified(old, all, target, observed, summary, context))
             }
-            guard let slots = ListChanges.replay(operations, count: old.count) else { return nil }
+            guard let (slots, replaced) = ListChanges.replay(operations, count: old.count) else { return nil }
             let inserted = slots.indices.filter { slots[$0] < 0 }
-            if inserted.count > max(64, slots.count / 8) { return nil }
+            if inserted.count + replaced.count > max(64, slots.count / 8) { return nil }
             // The entries now: the old ones kept, the new ones read by position.
             let elements: [[UInt8]]? = self.read { lattice, owner in
                 let store = ListStore(lattice: lattice, property: self.property, owner: owner)
@@ -56,7 +58,7 @@ extension ManagedCollection {
                 var elements: [[UInt8]] = []
                 elements.reserveCapacity(slots.count)
                 for (position, slot) in slots.enumerated() {
-                    if slot >= 0 {
+                    if slot >= 0 && !replaced.contains(slot) {
                         elements.append(old[slot])
                     } else {
                         guard let payload = try store.withPayload(at: position, Array.init) else { return nil }
@@ -69,8 +71,8 @@ extension ManagedCollection {
             var kept = [Bool](repeating: false, count: old.count)
             for slot in slots where slot >= 0 { kept[slot] = true }
             let deletions = old.indices.filter { !kept[$0] }
-            return IncrementalChange(elements: elements, deletions: deletions, insertions: inserted,
-                                     modifications: Self.modified(old, kept, target, observed, summary, context))
+            let modified = Set(Self.modified(old, kept, target, observed, summary, context)).union(replaced.filter { kept[$0] })
+            return IncrementalChange(elements: elements, deletions: deletions, insertions: inserted, modifications: modified.sorted())
         }
     }
 
