@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import Synchronization
 import XCTest
 @testable import Lattice
 
@@ -29,6 +30,50 @@ final class IntegrityTests: XCTestCase {
         // The whole file still opens and reads.
         let run = try ChildRun(["damage-read", db.path])
         XCTAssertEqual(run.status, 0, "\(run)")
+    }
+
+    /// Meta pages that disagree are damage only when they stay so. Other processes' commits between the
+    /// two reads make a live file look that way for a moment: here a thread keeps rewriting the second
+    /// meta page's transaction id (another bad id each time, then the right one), as commits would.
+    func testMetaPagesThatDisagreeAreDamageOnlyWhileTheyStaySo() throws {
+        let db = makeTempDatabase("meta-race")
+        try buildFixture(db.path, owners: 10)
+        let fd = open(db.path, O_RDWR)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        var pageSize: UInt32 = 0
+        XCTAssertEqual(pread(fd, &pageSize, 4, 16 + 24), 4)
+        let idOffset = off_t(Int(pageSize) + 144)
+        var original: UInt64 = 0
+        XCTAssertEqual(pread(fd, &original, 8, idOffset), 8)
+        try FileCheck.checkSize(fd: fd, path: db.path)
+
+        // A damaged file stays as it is: refused.
+        var bad = original + 2
+        XCTAssertEqual(pwrite(fd, &bad, 8, idOffset), 8)
+        XCTAssertThrowsError(try FileCheck.checkSize(fd: fd, path: db.path)) { error in
+            guard case LatticeError.corruptFile = error else { return XCTFail("\(error)") }
+        }
+
+        // A file that keeps changing while it is read: read again until a reading holds together.
+        let running = Mutex(true)
+        let right = original
+        let toggler = Thread {
+            var step: UInt64 = 1
+            while running.withLock({ $0 }) {
+                var id = step % 2 == 0 ? right : right + 2 * step
+                _ = pwrite(fd, &id, 8, idOffset)
+                step += 1
+                usleep(50)
+            }
+            var id = right
+            _ = pwrite(fd, &id, 8, idOffset)
+        }
+        toggler.start()
+        for _ in 0..<50 { XCTAssertNoThrow(try FileCheck.checkSize(fd: fd, path: db.path)) }
+        running.withLock { $0 = false }
+        while !toggler.isFinished { usleep(1_000) }
+        try FileCheck.checkSize(fd: fd, path: db.path)
     }
 
     /// A transaction can allocate pages past the end of the file and free them before it commits; LMDB

@@ -51,7 +51,43 @@ enum FileCheck {
 
     /// Throws `invalidFile` when the file at `fd` is not an LMDB data file or is shorter than its last
     /// page; `corruptFile` when its two meta pages contradict each other.
+    ///
+    /// Other processes may commit while this reads (a meta page, then the other, then the size): two
+    /// commits between the reads make the pages look inconsistent, and a commit that grows the file
+    /// after its size was read makes it look short. So a failed reading counts only when the file (its
+    /// size and both meta pages) stayed exactly the same across it and the reading before; otherwise it
+    /// is read again a millisecond later.
     static func checkSize(fd: Int32, path: String) throws {
+        var previous: [UInt8]?
+        for attempt in 1... {
+            let before = fingerprint(fd: fd)
+            do {
+                return try checkOnce(fd: fd, path: path)
+            } catch {
+                let after = fingerprint(fd: fd)
+                if (before == after && after == previous) || attempt == 200 { throw error }
+                previous = after
+                usleep(1_000)
+            }
+        }
+    }
+
+    /// The file's size and the first bytes of its two meta pages: what `checkOnce` reads.
+    private static func fingerprint(fd: Int32) -> [UInt8] {
+        var info = stat()
+        _ = fstat(fd, &info)
+        var first = [UInt8](repeating: 0, count: metaBytes)
+        _ = first.withUnsafeMutableBytes { pread(fd, $0.baseAddress, metaBytes, 0) }
+        let pageSize = Int(first.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 40, as: UInt32.self)) })
+        var second = [UInt8](repeating: 0, count: metaBytes)
+        if pageSize >= 512 && pageSize <= 65536 {
+            _ = second.withUnsafeMutableBytes { pread(fd, $0.baseAddress, metaBytes, off_t(pageSize)) }
+        }
+        return withUnsafeBytes(of: Int64(info.st_size), Array.init) + first + second
+    }
+
+    /// One reading of `checkSize`.
+    private static func checkOnce(fd: Int32, path: String) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return }
         let size = Int(info.st_size)
