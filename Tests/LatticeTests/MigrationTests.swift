@@ -366,6 +366,34 @@ final class MigrationTests: XCTestCase {
         _ = try open(db, [AddedV1.Account.self], version: 1)
         assertLatticeError(try old.write {}, .schemaChanged(path: old.configuration.fileURL.map { _ in old.env.path } ?? "", fileVersion: 1, handleVersion: 0))
     }
+
+    /// `refresh()` (and so the run loop's deliveries) on a handle of the old schema neither stops the
+    /// process nor moves it: it keeps its snapshot, and its observers end with `schemaChanged`.
+    func testRefreshAfterAnotherHandleMigratedKeepsTheSnapshotAndEndsObservers() throws {
+        let db = makeTempDatabase()
+        let old = try open(db, [KeysV0.Account.self], version: 0)
+        try old.write { try old.create(KeysV0.Account.self, value: ["email": "a@x"]) }
+        let accounts = old.objects(KeysV0.Account.self)
+        var errors: [LatticeError] = []
+        var initial = 0
+        let token = accounts.observe { change in
+            switch change {
+            case .initial: initial += 1
+            case .update: XCTFail("no update from a migrated file")
+            case .error(let error): errors.append(error as? LatticeError ?? .frozen(operation: "not a LatticeError"))
+            }
+        }
+        old.refresh()
+        XCTAssertEqual(initial, 1)
+        _ = try open(db, [AddedV1.Account.self], version: 1)
+        XCTAssertFalse(old.refresh(), "the handle cannot move to the migrated file")
+        XCTAssertEqual(errors.count, 1)
+        guard case .schemaChanged(_, 1, 0)? = errors.first else { return XCTFail("\(errors)") }
+        XCTAssertEqual(accounts.first?.email, "a@x", "the old snapshot still reads")
+        old.refresh()
+        XCTAssertEqual(errors.count, 1, "ended once")
+        token.invalidate()
+    }
 }
 
 enum AddedV1 {

@@ -158,10 +158,23 @@ final class HandleObservation {
 
     /// Registers an observer delivered here; the first also subscribes the handle to the file's notifier
     /// and keeps the thread's run loop running.
-    func add(_ observer: any HandleObserver) throws {
+    func add(_ observer: any HandleObserver, onError: @escaping (Error) -> Void) throws {
         try subscribe()
         observers[ObjectIdentifier(observer)] = observer
+        failures[ObjectIdentifier(observer)] = onError
         schedule()
+    }
+
+    /// What each observer is told when it can go on no longer (see `fail(_:)`).
+    private var failures: [ObjectIdentifier: (Error) -> Void] = [:]
+
+    /// Ends every observer with `error` (another handle migrated the file: the handle cannot move on).
+    func fail(_ error: Error) {
+        for (id, observer) in observers where observer.flag.isActive {
+            observer.flag.deactivate()
+            failures[id]?(error)
+        }
+        prune()
     }
 
     func addLatticeObserver(_ flag: ObserverFlag, _ block: @escaping (Lattice.Notification, Lattice) -> Void) throws {
@@ -261,6 +274,7 @@ final class HandleObservation {
 
     private func prune() {
         observers = observers.filter { $0.value.flag.isActive }
+        failures = failures.filter { observers[$0.key] != nil }
         latticeObservers.removeAll { !$0.flag.isActive }
         // A handle confined to an actor stays subscribed: it follows commits (`followCommits`).
         if observers.isEmpty && latticeObservers.isEmpty && lattice.confinedActor == nil, let (notifier, id) = subscription {

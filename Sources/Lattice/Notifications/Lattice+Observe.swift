@@ -20,7 +20,7 @@ extension Lattice {
     /// `keyPaths` are checked against `info`, the class of the observed objects: one that names no
     /// property goes to `onError` too.
     func register(_ observer: any HandleObserver, keyPaths: [String]? = nil, of info: ClassInfo? = nil,
-                  onError: (Error) -> Void) -> NotificationToken {
+                  onError: @escaping (Error) -> Void) -> NotificationToken {
         if let info, let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) {
             onError(error)
             return NotificationToken(flag: ObserverFlag(), stop: {})
@@ -31,7 +31,7 @@ extension Lattice {
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         do {
-            try observation.add(observer)
+            try observation.add(observer, onError: onError)
         } catch {
             onError(error)
         }
