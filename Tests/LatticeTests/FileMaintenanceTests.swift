@@ -243,6 +243,48 @@ final class FileMaintenanceTests: XCTestCase {
         try writer.write { try writer.add(item(5, size: 10)) }
     }
 
+    /// A forgotten snapshot counts every version after it (as Realm counts them), not one: commits on
+    /// top of it run into the limit.
+    func testAForgottenSnapshotCountsEveryLaterVersion() throws {
+        let writer = try open { $0.maximumNumberOfActiveVersions = 3 }
+        try writer.write { try writer.add(item(1, size: 10)) }
+        let forgotten = try open()
+        XCTAssertEqual(forgotten.objects(MultiProcessItem.self).count, 1)
+        try writer.write { try writer.add(item(2, size: 10)) }
+        try writer.write { try writer.add(item(3, size: 10)) }
+        guard case let .tooManyActiveVersions(_, pinned, 3)? = latticeError(try writer.write { try writer.add(item(4, size: 10)) }) else {
+            return XCTFail("the third commit on top of the snapshot is refused")
+        }
+        XCTAssertEqual(pinned, 3)
+        forgotten.invalidate()
+        try writer.write { try writer.add(item(4, size: 10)) }
+    }
+
+    /// The reader slots of a process killed while this one runs are freed by this one's next write (at
+    /// most one check a second) and before the version limit is checked: they pin nothing any more.
+    func testSlotsOfProcessesKilledMeanwhileAreFreedByARunningWriter() throws {
+        let writer = try open { $0.maximumNumberOfActiveVersions = 2 }
+        try writer.write { try writer.add(item(1, size: 10)) }
+        let child = try Helper(["hold", path])
+        XCTAssertEqual(try child.readLine(), "holding 1")
+        let pid = child.pid
+        XCTAssertTrue(try writer.env.readerSlots().contains { $0.pid == pid && $0.snapshot != nil })
+        try child.kill()
+        XCTAssertTrue(try writer.env.readerSlots().contains { $0.pid == pid }, "the dead process's slot is still there")
+        // Without the check these would be refused: the dead snapshot would keep three versions alive.
+        for id in 2...4 { try writer.write { try writer.add(item(id, size: 10)) } }
+        XCTAssertFalse(try writer.env.readerSlots().contains { $0.pid == pid })
+        // Without a version limit, the write's own check (once a second) frees them.
+        let plain = try open()
+        let second = try Helper(["hold", path])
+        XCTAssertEqual(try second.readLine(), "holding 4")
+        let secondPid = second.pid
+        try second.kill()
+        Thread.sleep(forTimeInterval: 1.1)
+        try plain.write { try plain.add(item(5, size: 10)) }
+        XCTAssertFalse(try plain.env.readerSlots().contains { $0.pid == secondPid })
+    }
+
     /// A held snapshot keeps every page it sees: rewriting the same objects grows the file. Once the
     /// pin is released, freed pages are reused and the file stops growing.
     func testFileStopsGrowingOnceThePinIsReleased() throws {

@@ -67,8 +67,9 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An embedded object was used outside its single parent (added alone, or given a second parent).
     case embeddedObject(className: String, reason: String)
     /// A write would leave more versions of the file alive than
-    /// ``Lattice/Configuration/maximumNumberOfActiveVersions`` allows: `pinned` distinct versions are held
-    /// by open snapshots (handles, frozen objects, other processes) besides the one the write creates.
+    /// ``Lattice/Configuration/maximumNumberOfActiveVersions`` allows: `pinned` versions, from the oldest
+    /// one an open snapshot reads (handles, frozen objects, other processes) to the latest, are alive
+    /// besides the one the write creates.
     case tooManyActiveVersions(path: String, pinned: Int, limit: UInt)
     /// A write through a frozen handle, object or collection (frozen data never changes: `thaw()` it).
     case frozen(operation: String)
@@ -154,7 +155,7 @@ public enum LatticeError: Error, Equatable, Sendable, CustomStringConvertible {
             return "Embedded object '\(className)': \(reason)"
         case let .tooManyActiveVersions(path, pinned, limit):
             return "A write to '\(path)' would leave \(pinned + 1) versions alive, more than maximumNumberOfActiveVersions "
-                + "(\(limit)): \(pinned) are pinned by open snapshots. Release frozen objects, refresh() or invalidate() "
+                + "(\(limit)): \(pinned) are kept by the oldest open snapshot. Release frozen objects, refresh() or invalidate() "
                 + "idle handles, or end long reads in other processes."
         case let .frozen(operation):
             return "\(operation) is not allowed on frozen data: a frozen handle, object or collection never changes; "

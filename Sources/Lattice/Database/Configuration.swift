@@ -49,8 +49,9 @@ extension Lattice {
         /// it, so a crash leaves the old or the new file, never a broken one).
         public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
         /// The most versions of the file that may be alive at once. Every open read snapshot (of a handle,
-        /// of frozen objects, of another process) keeps its version's pages from being reused; a write that
-        /// would leave more than this many versions alive (the pinned ones plus the one it creates) throws
+        /// of frozen objects, of another process) keeps the pages of its version and of every later one from
+        /// being reused; a write that would leave more than this many versions alive (those from the
+        /// oldest open snapshot's to the latest, plus the one it creates) throws
         /// ``LatticeError/tooManyActiveVersions(path:pinned:limit:)``. `nil`: no limit.
         public var maximumNumberOfActiveVersions: UInt?
         /// The 64-byte key the file is encrypted with; `nil` for a plaintext file.

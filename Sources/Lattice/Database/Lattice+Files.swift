@@ -29,9 +29,15 @@ extension Lattice {
     /// allows. Called as a write begins, after this handle released its own snapshot.
     func checkActiveVersions() throws {
         guard let limit = configuration.maximumNumberOfActiveVersions else { return }
-        let pinned = Set(try env.readerSlots().compactMap(\.snapshot))
-        if pinned.count + 1 > limit {
-            throw LatticeError.tooManyActiveVersions(path: env.path, pinned: pinned.count, limit: limit)
+        // Slots of processes that died still name their snapshots: free them first.
+        _ = try? env.clearStaleReaders()
+        // Every version from the oldest snapshot still open to the latest stays alive (LMDB reuses no page
+        // a later commit freed while an older snapshot may read it), as Realm counts them: a forgotten
+        // snapshot ten commits old keeps ten.
+        let oldest = try env.readerSlots().compactMap(\.snapshot).min()
+        let pinned = oldest.map { max(1, env.lastTransactionID - $0 + 1) } ?? 0
+        if pinned + 1 > limit {
+            throw LatticeError.tooManyActiveVersions(path: env.path, pinned: pinned, limit: limit)
         }
     }
 }

@@ -67,6 +67,7 @@ extension Lattice {
         // The write sees the latest commit; reads after it must too. The old snapshot must not pin pages
         // (or keep the map from growing) while this waits for other writers.
         releaseSnapshot()
+        env.clearStaleReadersIfDue()
         try checkActiveVersions()
         try env.writerLock.lock()
         do {

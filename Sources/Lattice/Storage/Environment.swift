@@ -48,6 +48,8 @@ final class Environment: @unchecked Sendable {
     let writerLock: WriterLock
     /// Read snapshots open in this process (see the type's documentation).
     let gate = SnapshotGate()
+    /// When `clearStaleReadersIfDue()` last cleared (uptime nanoseconds; 0: never).
+    let readerCheck = Mutex<UInt64>(0)
     /// Which tables hold checksummed values (file format 2).
     let seals: Seals
     private let writerFD: Int32

@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 /// One slot of LMDB's reader table (shared by every process that has the file open).
 struct ReaderSlot: Equatable, Sendable {
@@ -40,5 +41,18 @@ extension Environment {
         var dead: Int32 = 0
         try check(mdb_reader_check(handle, &dead))
         return Int(dead)
+    }
+
+    /// `clearStaleReaders()` at most once a second, for writes: a long-running process would otherwise
+    /// keep the slots of processes killed while it runs (their snapshots keep every later version's pages
+    /// from being reused, so the file grows with each commit) until some process opened the file anew.
+    func clearStaleReadersIfDue() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = readerCheck.withLock { last -> Bool in
+            guard last == 0 || now &- last >= 1_000_000_000 else { return false }
+            last = now
+            return true
+        }
+        if due { _ = try? clearStaleReaders() }
     }
 }

@@ -172,6 +172,7 @@ final class Transaction {
         if snapshotOpen { reset() }
         takeSeals()  // before the snapshot: the file's format is fixed before any commit it sees
         try env.gate.enter { waitForNoSnapshot in
+            var clearedReaders = false
             while true {
                 var rc: Int32
                 if let txn {
@@ -182,6 +183,11 @@ final class Transaction {
                     if rc == 0 { txn = fresh }
                 }
                 if rc == 0 { return }
+                // Every slot taken: those of processes that died are freed, then the snapshot begins again.
+                if rc == MDB_READERS_FULL, !clearedReaders, (try? env.clearStaleReaders()) ?? 0 > 0 {
+                    clearedReaders = true
+                    continue
+                }
                 guard rc == MDB_MAP_RESIZED else { try env.check(rc) ; return }
                 // Another process grew the map: adopt its size once no snapshot of ours is open.
                 guard waitForNoSnapshot() else {
