@@ -112,6 +112,10 @@ final class FileMaintenanceTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: url); try? FileManager.default.removeItem(atPath: url.path + "-lock") }
         try lattice.writeCopy(toFile: url)
         XCTAssertLessThan(fileSize(url.path), fileSize(path) / 4)
+        // Written under another name and linked into place whole: nothing else is left beside it.
+        let directory = url.deletingLastPathComponent().path
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(url.lastPathComponent + ".partial") }
+        XCTAssertEqual(leftovers, [])
         var config = configuration()
         config.fileURL = url
         XCTAssertEqual(contents(try Lattice(configuration: config)), expected)

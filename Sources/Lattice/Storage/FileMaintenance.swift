@@ -168,19 +168,30 @@ extension Environment {
         if FileManager.default.fileExists(atPath: destination) {
             throw LatticeError.storage(path: destination, code: EEXIST, message: "a file already exists there; writeCopy never overwrites one.")
         }
+        // Written under another name and linked into place once whole: a process killed while copying
+        // leaves that file behind, never a part of a copy under the name asked for.
+        let partial = destination + ".partial-\(getpid())"
+        unlink(partial)
         while true {
             // Counted as a snapshot of this process: the map must not move under the copy's reader.
             gate.enter { _ in }
-            let rc = mdb_env_copy2(handle, destination, UInt32(MDB_CP_COMPACT))
+            let rc = mdb_env_copy2(handle, partial, UInt32(MDB_CP_COMPACT))
             gate.leave()
             if rc == 0 { break }
-            if rc != EEXIST { unlink(destination) }
+            unlink(partial)
             guard rc == MDB_MAP_RESIZED else {
                 throw LatticeError.storage(path: destination, code: rc, message: "copying '\(path)' failed: \(Environment.message(rc))")
             }
             // Another process grew the map: adopt its size, then copy again.
             guard try gate.exclusive(seconds: options.growthWaitSeconds, adoptMapSize) != nil else { throw snapshotsHoldMap(mapSize) }
         }
-        try FileMaintenance.sync(destination)
+        defer { unlink(partial) }
+        try FileMaintenance.sync(partial)
+        // `link` never replaces a file that appeared meanwhile.
+        guard link(partial, destination) == 0 else {
+            let code = errno
+            throw LatticeError.storage(path: destination, code: code, message: code == EEXIST
+                ? "a file already exists there; writeCopy never overwrites one." : "copying '\(path)' failed: \(String(cString: strerror(code)))")
+        }
     }
 }
