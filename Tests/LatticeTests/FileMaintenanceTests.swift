@@ -188,9 +188,13 @@ final class FileMaintenanceTests: XCTestCase {
 
     func testDeleteFilesRemovesSideFilesAndRefusesWhileOpenElsewhere() throws {
         _ = try fillAndThin()
+        // An earlier version's notification pipe, a compaction's leftover, and the pipe directory with a
+        // pipe a killed process left in it.
         for side in [path + ".note", path + ".compacting"] {
             XCTAssertTrue(FileManager.default.createFile(atPath: side, contents: Data([1])))
         }
+        XCTAssertEqual(mkdir(path + ".notes", 0o777), 0)
+        XCTAssertEqual(mkfifo(path + ".notes/1-1", 0o666), 0)
         let child = try Helper(["hold", path])
         XCTAssertEqual(try child.readLine(), "holding 100")
         let error = latticeError(try Lattice.deleteFiles(for: configuration()))
@@ -207,7 +211,7 @@ final class FileMaintenanceTests: XCTestCase {
             XCTAssertNotNil(latticeError(try Lattice.deleteFiles(for: configuration())), "open in this process")
         }
         XCTAssertTrue(try Lattice.deleteFiles(for: configuration()))
-        for file in [path, path + "-lock", path + ".note", path + ".compacting"] {
+        for file in [path, path + "-lock", path + ".note", path + ".notes", path + ".compacting"] {
             XCTAssertFalse(FileManager.default.fileExists(atPath: file), file)
         }
         XCTAssertFalse(try Lattice.deleteFiles(for: configuration()))

@@ -253,8 +253,9 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(fresh.sum, expected.sum)
     }
 
-    /// A reader killed with SIGKILL leaves a stale slot that pins the pages of its snapshot;
-    /// `clearStaleReaders()` frees the slot and the pages are reused again.
+    /// A reader killed with SIGKILL leaves a stale slot that would pin the pages of its snapshot; the
+    /// next write of a process that has the file open (its check runs at most once a second) frees the
+    /// slot, and the pages are reused.
     func testKilledReaderSlotIsReclaimed() throws {
         try addItems(open(), 0..<100, size: 200)
         let child = try Helper(["hold", path])
@@ -268,15 +269,12 @@ final class MultiProcessTests: XCTestCase {
         try child.kill()
         XCTAssertEqual(try env.readerSlots().filter { $0.pid == child.pid }, held, "the dead reader's slot is stale")
 
-        // While the stale slot exists, pages freed after its snapshot cannot be reused: every commit grows the file.
-        let pinnedGrowth = try pagesUsed(by: 20, rewritesIn: lattice)
-        XCTAssertGreaterThanOrEqual(pinnedGrowth, 20)
-
-        XCTAssertEqual(try env.clearStaleReaders(), 1)
+        // The writes free it (the check is due: more than a second since this process last checked), and
+        // the pages freed after its snapshot are reused: the file does not grow with the commits.
+        Thread.sleep(forTimeInterval: 1.1)
+        _ = try pagesUsed(by: 20, rewritesIn: lattice)
         XCTAssertEqual(try env.readerSlots().filter { $0.pid == child.pid }, [])
         XCTAssertEqual(try env.clearStaleReaders(), 0)
-
-        // Freed, the old pages are reused.
         let freedGrowth = try pagesUsed(by: 20, rewritesIn: lattice)
         XCTAssertLessThanOrEqual(freedGrowth, 2)
         XCTAssertEqual(lattice.objects(MultiProcessItem.self).count, 100)

@@ -986,9 +986,9 @@ final class NotificationTests: XCTestCase {
     // MARK: Wake-up paths
 
     func testFallbackFIFOAndBackstopDeliver() throws {
-        // A regular file where the FIFO belongs: listeners and writers use the fallback FIFO.
-        _ = FileManager.default.createFile(atPath: database.path + ".note", contents: Data("not a fifo".utf8))
-        defer { try? FileManager.default.removeItem(atPath: database.path + ".note") }
+        // A regular file where the FIFO directory belongs: listeners and writers use the fallback directory.
+        _ = FileManager.default.createFile(atPath: database.path + ".notes", contents: Data("not a directory".utf8))
+        defer { try? FileManager.default.removeItem(atPath: database.path + ".notes") }
         try checkDelivery()
         // No FIFO at all: the backstop check alone delivers.
         Notifier.fifoCandidates.withLock { $0 = [] }
@@ -1034,30 +1034,44 @@ final class NotificationProcessTests: XCTestCase {
         }
     }
 
-    /// The commit id watchers go by is the one a snapshot begun right after sees. LMDB's meta page shows
-    /// a commit before new snapshots do (an fsync apart, on a disk): a queue observer woken for such an
-    /// id once read the commit before, took the id as seen, and missed the commit until the next one.
-    func testTheLatestCommitIdIsWhatANewSnapshotSees() throws {
+    /// The commit id the notifier wakes observers with is one a snapshot begun right after sees. LMDB's
+    /// meta page shows a commit before new snapshots do (an fsync apart, on a disk): a queue observer
+    /// woken for such an id once read the commit before, took the id as seen, and missed the commit.
+    /// A thread asks the notifier's probe (and, to show the lag, the meta page) over and over while
+    /// commits go to disk, each time beginning a snapshot right after.
+    func testWakeUpsNameCommitsANewSnapshotSees() throws {
         let lattice = try open()
         let env = lattice.env
-        let state = Mutex((done: false, samples: 0, ahead: 0))
+        let state = Mutex((done: false, samples: 0, probeAhead: 0, metaAhead: 0))
         let sampler = Thread {
-            guard let txn = try? Transaction(readOn: env) else { return }
-            while !state.withLock({ $0.done }) {
-                let latest = env.lastTransactionID
-                guard (try? txn.renew()) != nil else { return }
-                let seen = txn.id
-                txn.reset()
-                state.withLock { $0.samples += 1; if seen < latest { $0.ahead += 1 } }
+            guard let probe = CommitProbe(env), let txn = try? Transaction(readOn: env) else { return }
+            func seen() -> Int? {
+                guard (try? txn.renew()) != nil else { return nil }
+                defer { txn.reset() }
+                return txn.id
             }
+            while !state.withLock({ $0.done }) {
+                let newest = probe.newest()
+                guard let afterProbe = seen() else { return }
+                let meta = env.lastTransactionID
+                guard let afterMeta = seen() else { return }
+                state.withLock {
+                    $0.samples += 1
+                    if afterProbe < newest { $0.probeAhead += 1 }
+                    if afterMeta < meta { $0.metaAhead += 1 }
+                }
+            }
+            probe.end()
+            txn.abort()
         }
         sampler.start()
         for id in 0..<100 { try lattice.write { try lattice.add(makeItem(id: id, size: 8)) } }
         state.withLock { $0.done = true }
         while !sampler.isFinished { usleep(1_000) }
-        let (_, samples, ahead) = state.withLock { $0 }
+        let (_, samples, probeAhead, metaAhead) = state.withLock { $0 }
         XCTAssertGreaterThan(samples, 100)
-        XCTAssertEqual(ahead, 0, "ids ahead of what a snapshot sees, of \(samples)")
+        XCTAssertEqual(probeAhead, 0, "ids ahead of what a snapshot begun after sees, of \(samples)")
+        print("the meta page was ahead of a new snapshot in \(metaAhead) of \(samples) samples")
     }
 
     func testChildCommitFiresObserverWithIndices() throws {
@@ -1100,6 +1114,31 @@ final class NotificationProcessTests: XCTestCase {
         try writer.write { try writer.add(makeItem(id: 500, size: 8)) }
         spin("the next commit") { counts == [100, 101] }
         token.invalidate()
+    }
+
+    /// Each observing process has its own FIFO: a commit wakes every one of them (with one FIFO for all,
+    /// the first to read the byte took it, and the others waited for their backstop check); the FIFO of
+    /// a killed observer is removed by the next writer.
+    func testEveryObserverProcessHasItsOwnWakeUp() throws {
+        let lattice = try open()
+        try lattice.write { try lattice.add(makeItem(id: 0, size: 8)) }
+        let watchers = try (0..<3).map { _ in try Helper(["watch", database.path, "2"]) }
+        for watcher in watchers { XCTAssertEqual(try watcher.readLine(), "ready 1") }
+        let directory = database.path + ".notes"
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).count, 3, "one FIFO per process")
+        let killed = try Helper(["watch", database.path, "9"])
+        XCTAssertEqual(try killed.readLine(), "ready 1")
+        try killed.kill()
+        try lattice.write { try lattice.add(makeItem(id: 1, size: 8)) }
+        for watcher in watchers {
+            XCTAssertEqual(try watcher.readLine(), "update 2 1")
+            try watcher.waitForSuccess()
+        }
+        // The killed process's FIFO went with that commit; the ones of the watchers, which have exited,
+        // go with the next.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).count, 3)
+        try lattice.write { try lattice.add(makeItem(id: 2, size: 8)) }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [])
     }
 
     func testReadOnlyObserverProcessSeesWriterCommits() throws {

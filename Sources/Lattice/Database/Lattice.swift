@@ -641,31 +641,21 @@ public final class Lattice {
             deliverNotifications()
             return false
         }
-        // Another handle migrated the file: this one cannot read the new snapshot with its columns, so it
-        // keeps the one it has and its observers end with the error (a write throws it too).
-        if let error = migratedSchemaError() {
-            (observationState as? HandleObservation)?.fail(error)
-            return false
-        }
         // Ending an open snapshot starts a new generation; with none open, nothing was read since the last one.
         releaseSnapshot()
-        _ = reading("the latest snapshot") { $0.id }
+        do {
+            _ = try synchronized { try readTransaction() }
+        } catch let error as LatticeError {
+            // Another handle migrated the file: this one cannot read it with its columns. Its observers end
+            // with the error; a write throws it, a read stops with it.
+            guard case .schemaChanged = error else { fatalError(Lattice.stopMessage("reading the latest snapshot", path: env.path, error)) }
+            (observationState as? HandleObservation)?.fail(error)
+            return false
+        } catch {
+            fatalError(Lattice.stopMessage("reading the latest snapshot", path: env.path, error))
+        }
         deliverNotifications()
         return true
-    }
-
-    /// ``LatticeError/schemaChanged(path:fileVersion:handleVersion:)`` when a snapshot begun now would
-    /// throw it, else nil.
-    private func migratedSchemaError() -> LatticeError? {
-        do {
-            let txn = try Transaction(readOn: env)
-            defer { txn.reset() }
-            try txn.renew()
-            try checkSchemaVersion(txn)
-        } catch let error as LatticeError {
-            if case .schemaChanged = error { return error }
-        } catch {}
-        return nil
     }
 
     /// Releases the snapshot so its pages can be reused (the next read starts a new one). Objects read

@@ -7,7 +7,7 @@ import Glibc
 /// The background worker of one open file in this process: it learns of every commit (of any process)
 /// and wakes the subscribed observers, who then compute their changes in their own delivery context.
 ///
-/// It waits on the file's FIFO (`ChangeSignal`) and, as a backstop that needs no FIFO and misses
+/// It waits on this process's FIFO for the file (`ChangeSignal`) and, as a backstop that needs no FIFO and misses
 /// nothing (a writer killed between commit and wake-up, a full pipe, a directory without FIFOs), checks
 /// LMDB's last transaction id every `backstopMilliseconds`. Bursts coalesce: subscribers are woken once
 /// per newest transaction id seen, never once per commit. The notifier keeps the environment open while
@@ -26,20 +26,29 @@ final class Notifier: Sendable {
         var nextID: UInt64 = 1
         var running = false
         var lastSeen = 0
+        /// Ended before the environment is released.
+        var probe: CommitProbe?
+
+        /// The id of the latest commit a snapshot begun now sees (see `CommitProbe`).
+        mutating func newestCommit(_ env: Environment) -> Int {
+            if probe == nil { probe = CommitProbe(env) }
+            return probe?.newest() ?? env.lastTransactionID
+        }
     }
 
     let env: Environment
     private let state = Mutex(State())
-    /// The listening end of the FIFO (-1: backstop only); also written to stop the worker promptly.
-    private let fd: Int32
+    /// This process's FIFO (nil: backstop only); also written to stop the worker promptly.
+    private let listener: ChangeSignal.Listener?
+    private var fd: Int32 { listener?.fd ?? -1 }
 
     private static let registry = Mutex<[String: Notifier]>([:])
-    /// The FIFO paths listeners try (nil: `ChangeSignal.paths`); tests set it to exercise fallbacks.
+    /// The FIFO directories listeners try (nil: `ChangeSignal.directories`); tests set it to exercise fallbacks.
     static let fifoCandidates = Mutex<[String]?>(nil)
 
-    private init(env: Environment, fd: Int32) {
+    private init(env: Environment, listener: ChangeSignal.Listener?) {
         self.env = env
-        self.fd = fd
+        self.listener = listener
     }
 
     /// Whether this process listens on a FIFO for `env` (false: backstop only).
@@ -55,7 +64,7 @@ final class Notifier: Sendable {
                 // The notifier keeps its own reference on the environment while anything is subscribed.
                 let shared = try Environment.acquire(path: env.path, options: env.options)
                 let candidates = Notifier.fifoCandidates.withLock { $0 }
-                notifier = Notifier(env: shared, fd: ChangeSignal.listen(path: env.path, candidates: candidates) ?? -1)
+                notifier = Notifier(env: shared, listener: ChangeSignal.listen(path: env.path, candidates: candidates))
                 registry[env.path] = notifier
             }
             let (id, start) = notifier.state.withLock { state -> (UInt64, Bool) in
@@ -63,7 +72,7 @@ final class Notifier: Sendable {
                 state.nextID += 1
                 state.subscribers[id] = wake
                 defer { state.running = true }
-                if !state.running { state.lastSeen = notifier.env.lastTransactionID }
+                if !state.running { state.lastSeen = state.newestCommit(notifier.env) }
                 return (id, !state.running)
             }
             if start {
@@ -84,6 +93,11 @@ final class Notifier: Sendable {
                 if state.subscribers.isEmpty && state.running && fd >= 0 {
                     var byte: UInt8 = 0
                     _ = write(fd, &byte, 1)
+                }
+                if state.subscribers.isEmpty {
+                    // Before the environment can close; the worker reads no more (nothing is subscribed).
+                    state.probe?.end()
+                    state.probe = nil
                 }
                 return state.subscribers.isEmpty
             }
@@ -108,10 +122,10 @@ final class Notifier: Sendable {
             let wakes = state.withLock { state -> (newest: Int, [Wake])? in
                 if state.subscribers.isEmpty {
                     state.running = false
-                    if fd >= 0 { close(fd) }
+                    listener?.stop()
                     return nil
                 }
-                let newest = env.lastTransactionID
+                let newest = state.newestCommit(env)
                 guard newest != state.lastSeen else { return (newest, []) }
                 state.lastSeen = newest
                 return (newest, Array(state.subscribers.values))
@@ -119,5 +133,34 @@ final class Notifier: Sendable {
             guard let (newest, subscribers) = wakes else { break }
             for wake in subscribers { wake(newest) }
         }
+    }
+}
+
+/// Learns the id of the latest commit a snapshot begun now sees, with a read transaction kept reset and
+/// renewed for each question (one reader slot, never a snapshot kept). Not the meta page's id
+/// (`Environment.lastTransactionID`): a committing writer updates that an fsync before new snapshots
+/// see the commit, so a subscriber woken for it in between would read the commit before while the id
+/// counted as seen, and miss the commit until the next one. Used by one thread at a time.
+final class CommitProbe {
+    private var txn: Transaction?
+    private let env: Environment
+
+    init?(_ env: Environment) {
+        guard let txn = try? Transaction(readOn: env) else { return nil }
+        self.txn = txn
+        self.env = env
+    }
+
+    /// The id; the meta page's when no snapshot can begin (another process grew the map).
+    func newest() -> Int {
+        guard let txn, (try? txn.renew()) != nil else { return env.lastTransactionID }
+        defer { txn.reset() }
+        return txn.id
+    }
+
+    /// Ends the transaction (before the environment closes).
+    func end() {
+        txn?.abort()
+        txn = nil
     }
 }

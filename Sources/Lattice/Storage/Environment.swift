@@ -333,18 +333,11 @@ final class Environment: @unchecked Sendable {
         return (info.me_last_pgno + 1) * Int(stat.ms_psize)
     }
 
-    /// The id of the last commit a snapshot begun now sees (any process). Not `mdb_env_info`'s: that
-    /// reads the newest meta page, which a committing writer writes (and syncs) before it publishes the
-    /// commit to new readers, so for that long a snapshot begun after seeing the id would still be the
-    /// commit before, and a watcher that moved on to the id would miss the commit. A read transaction
-    /// begun for the question answers as a snapshot would (ended at once: it keeps no reader slot); the
-    /// meta page only when it cannot be begun (another process grew the map).
+    /// The id of the last committed transaction (any process): cheap, it reads the newest meta page. A
+    /// committing writer writes (and syncs) that page before it publishes the commit to new snapshots,
+    /// so for that long a snapshot begun now still sees the commit before; exact while this process holds
+    /// the writer lock. What wakes observers is a snapshot's id (`Notifier`).
     var lastTransactionID: Int {
-        var txn: OpaquePointer?
-        if mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn) == 0, let txn {
-            defer { mdb_txn_abort(txn) }
-            return mdb_txn_id(txn)
-        }
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return info.me_last_txnid

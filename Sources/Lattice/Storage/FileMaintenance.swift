@@ -18,8 +18,8 @@ enum FileMaintenance {
     static func lockPath(_ path: String) -> String { path + "-lock" }
     /// Where a compaction writes the copy it then renames over the data file.
     static func compactionPath(_ path: String) -> String { path + ".compacting" }
-    /// The notification pipe beside the data file.
-    static func notificationPath(_ path: String) -> String { path + ".note" }
+    /// The directory of the observing processes' notification pipes beside the data file.
+    static func notificationPath(_ path: String) -> String { path + ".notes" }
 
     /// Announces that this process opens `path`: returns the lock file's descriptor holding a shared
     /// `flock`, or -1 when the lock file cannot be opened (LMDB then reports the problem itself).
@@ -69,13 +69,15 @@ enum FileMaintenance {
         return lock.l_type != Int16(F_UNLCK)
     }
 
-    /// Deletes the data file and every file beside it (lock file, notification pipe, a compaction's
+    /// Deletes the data file and every file beside it (lock file, notification pipes, a compaction's
     /// leftover). Returns whether the data file existed; nil, deleting nothing, while another process
     /// has the file open. Throws while this process has.
     static func deleteFiles(path: String) throws -> Bool? {
         try alone(path: path) {
             let existed = FileManager.default.fileExists(atPath: path)
-            for file in [path, compactionPath(path), notificationPath(path), lockPath(path)] {
+            try ChangeSignal.removeDirectory(path: path)
+            // `<path>.note`: the single notification pipe of earlier versions.
+            for file in [path, compactionPath(path), path + ".note", lockPath(path)] {
                 if unlink(file) != 0 && errno != ENOENT {
                     throw LatticeError.storage(path: file, code: errno, message: "cannot delete it: \(String(cString: strerror(errno))).")
                 }

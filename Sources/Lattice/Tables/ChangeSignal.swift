@@ -4,81 +4,137 @@ import Synchronization
 import Glibc
 #endif
 
-/// The cross-process wake-up: a named FIFO beside the database file (`<path>.note`), or, when that
-/// directory is read-only or refuses FIFOs, one in the temporary directory named by a hash of the path.
+/// The cross-process wake-up: every process that observes the file keeps a named FIFO of its own open
+/// for reading, in a directory beside the database file (`<path>.notes/`), or, when that directory
+/// cannot be made (a read-only directory), in one in the temporary directory named by a hash of the path.
+/// After each commit a writer writes one byte into every FIFO there, so each observing process wakes at
+/// once (one FIFO shared by all would wake only the process that read the byte first; the others would
+/// wait for their backstop check).
 ///
-/// Every process that observes the file keeps the FIFO open for reading (its notifier's listener), so
-/// a writer can tell whether anyone observes without any registry: opening the FIFO for writing without
-/// blocking fails (`ENXIO`, or `ENOENT` before any observer created it) exactly when no process has it
-/// open for reading, and the kernel forgets a process that dies. The writer then logs its changes and,
-/// after the commit, writes one byte.
+/// A writer tells whether anyone observes without any registry: opening a FIFO for writing without
+/// blocking fails (`ENXIO`) exactly when no process has it open for reading, and the kernel forgets a
+/// process that dies; such a FIFO is removed. The writer logs its changes only when some FIFO is open.
 enum ChangeSignal {
-    /// The FIFO paths tried, in order; worked out once per database path (every commit asks, and
+    /// The directories tried, in order; worked out once per database path (every commit asks, and
     /// building them, the temporary directory's lookup above all, cost about 10,000 instructions).
-    static func paths(for path: String) -> [String] {
-        if let known = knownPaths.withLock({ $0[path] }) { return known }
+    static func directories(for path: String) -> [String] {
+        if let known = knownDirectories.withLock({ $0[path] }) { return known }
         let hash = String(KeyCodec.fnv1a64(Array(path.utf8)), radix: 16)
-        let fallback = (NSTemporaryDirectory() as NSString).appendingPathComponent("lattice-\(hash).note")
-        let paths = [path + ".note", fallback]
-        knownPaths.withLock { $0[path] = paths }
-        return paths
+        let fallback = (NSTemporaryDirectory() as NSString).appendingPathComponent("lattice-\(hash).notes")
+        let directories = [FileMaintenance.notificationPath(path), fallback]
+        knownDirectories.withLock { $0[path] = directories }
+        return directories
     }
 
-    /// `paths(for:)` by database path (one entry per file a process writes or observes).
-    private static let knownPaths = Mutex<[String: [String]]>([:])
+    /// `directories(for:)` by database path (one entry per file a process writes or observes).
+    private static let knownDirectories = Mutex<[String: [String]]>([:])
 
-    /// A write end of the FIFO when some process listens, else nil. Costs one failed `open` per path when
-    /// nobody observes the file.
-    static func openIfListening(path: String) -> Int32? {
-        for fifo in paths(for: path) {
-            let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            // Something else under the name (a regular file): the listeners use the fallback.
-            var info = stat()
-            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO { return fd }
-            close(fd)
+    /// The write ends of the FIFOs of the processes that observe the file (empty when none does). Costs
+    /// a failed `opendir` per directory when no process ever observed the file.
+    static func openListeners(path: String) -> [Int32] {
+        var fds: [Int32] = []
+        for directory in directories(for: path) {
+            guard let stream = opendir(directory) else { continue }
+            defer { closedir(stream) }
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                // Names starting with a dot: ".", "..", and FIFOs not yet opened by their listener.
+                guard !name.hasPrefix(".") else { continue }
+                let fifo = directory + "/" + name
+                let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                if fd < 0 {
+                    if errno == ENXIO { unlink(fifo) }  // its process stopped listening without removing it
+                    continue
+                }
+                var info = stat()
+                if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO { fds.append(fd) } else { close(fd) }
+            }
         }
-        return nil
+        return fds
     }
 
-    /// Writes the wake-up byte and closes `fd`. A full pipe already holds a wake-up; a listener that
-    /// closed meanwhile must not raise SIGPIPE in the writer, so the signal is blocked for the write and
-    /// a pending one consumed.
-    static func send(_ fd: Int32) {
+    /// Writes the wake-up byte into each FIFO and closes it. A full pipe already holds a wake-up; a
+    /// listener that closed meanwhile must not raise SIGPIPE in the writer, so the signal is blocked for
+    /// the writes and a pending one consumed.
+    static func send(_ fds: [Int32]) {
         var block = sigset_t()
         var previous = sigset_t()
         sigemptyset(&block)
         sigaddset(&block, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &block, &previous)
-        var byte: UInt8 = 1
-        if write(fd, &byte, 1) < 0 && errno == EPIPE {
+        var pipeClosed = false
+        for fd in fds {
+            var byte: UInt8 = 1
+            if write(fd, &byte, 1) < 0 && errno == EPIPE { pipeClosed = true }
+            close(fd)
+        }
+        if pipeClosed {
             var zero = timespec()
             _ = sigtimedwait(&block, nil, &zero)
         }
         pthread_sigmask(SIG_SETMASK, &previous, nil)
-        close(fd)
     }
 
-    /// Closes a write end without waking anyone (the commit failed).
-    static func discard(_ fd: Int32) { close(fd) }
+    /// Closes write ends without waking anyone (the commit failed).
+    static func discard(_ fds: [Int32]) { fds.forEach { close($0) } }
 
-    /// Opens the FIFO for listening (creating it where possible), or nil when no FIFO can be used: the
-    /// notifier then relies on its backstop check alone. Opened read-write so it never reports end of
-    /// file and never blocks.
-    static func listen(path: String, candidates: [String]? = nil) -> Int32? {
-        for fifo in candidates ?? paths(for: path) {
-            if mkfifo(fifo, 0o666) != 0 && errno != EEXIST { continue }
+    /// A listener: this process's FIFO, open for reading (read-write, so it never reports end of file
+    /// and never blocks), and its path, to remove when it stops.
+    struct Listener {
+        let fd: Int32
+        let path: String
+
+        /// Closes and removes the FIFO.
+        func stop() {
+            close(fd)
+            unlink(path)
+        }
+    }
+
+    /// A FIFO of this process in the first directory that can hold one (created where possible), or
+    /// nil when none can: the notifier then relies on its backstop check alone. `candidates` replaces
+    /// `directories(for:)` (tests use it to exercise the fallbacks).
+    static func listen(path: String, candidates: [String]? = nil) -> Listener? {
+        for directory in candidates ?? directories(for: path) {
+            if mkdir(directory, 0o777) != 0 && errno != EEXIST { continue }
             var info = stat()
-            guard stat(fifo, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { continue }
-            let fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-            if fd >= 0 { return fd }
+            guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            let name = "\(getpid())-\(listenerCounter.add(1, ordering: .relaxed).newValue)"
+            // Made under a dot name and renamed once open, so no writer takes it for an abandoned one.
+            let pending = directory + "/." + name, fifo = directory + "/" + name
+            unlink(pending)
+            guard mkfifo(pending, 0o666) == 0 else { continue }
+            let fd = open(pending, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else {
+                unlink(pending)
+                continue
+            }
+            guard rename(pending, fifo) == 0 else {
+                close(fd)
+                unlink(pending)
+                continue
+            }
+            return Listener(fd: fd, path: fifo)
         }
         return nil
     }
+
+    private static let listenerCounter = Atomic<Int>(0)
 
     /// Empties the FIFO (one wake-up covers every commit before it).
     static func drain(_ fd: Int32) {
         var buffer = [UInt8](repeating: 0, count: 512)
         while read(fd, &buffer, buffer.count) > 0 {}
+    }
+
+    /// Removes the FIFO directory beside a database file and every FIFO in it (the file is being
+    /// deleted; no process has it open).
+    static func removeDirectory(path: String) throws {
+        let directory = FileMaintenance.notificationPath(path)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names { unlink(directory + "/" + name) }
+        if rmdir(directory) != 0 && errno != ENOENT {
+            throw LatticeError.storage(path: directory, code: errno, message: "cannot delete it: \(String(cString: strerror(errno))).")
+        }
     }
 }
