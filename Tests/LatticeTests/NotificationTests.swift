@@ -489,6 +489,35 @@ final class NotificationTests: XCTestCase {
 
     // MARK: Objects
 
+    /// Setting a property to the value it has counts as a change, as in Realm: the object observer gets
+    /// it (old and new value equal), collection observers a modification; `add(_:update: .modified)` of
+    /// an equal object does not.
+    func testSettingAPropertyToItsValueCounts() throws {
+        let lattice = try open()
+        let pet = try lattice.write { try lattice.create(NotePet.self, value: ["id": 1, "name": "a", "age": 3]) }
+        var objectChanges: [[String]] = []
+        var modifications: [[Int]] = []
+        let objectToken = pet.observe { change in
+            if case let .change(_, properties) = change {
+                objectChanges.append(properties.map { "\($0.name) \($0.oldValue ?? "nil") \($0.newValue ?? "nil")" })
+            }
+        }
+        let resultsToken = lattice.objects(NotePet.self).observe { change in
+            if case let .update(_, _, _, m) = change { modifications.append(m) }
+        }
+        lattice.refresh()
+        try lattice.write { pet.age = 3 }
+        lattice.refresh()
+        XCTAssertEqual(objectChanges, [["age 3 3"]])
+        XCTAssertEqual(modifications, [[0]])
+        try lattice.write { try lattice.add(try NotePet(value: ["id": 1, "name": "a", "age": 3]), update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(objectChanges.count, 1, "an upsert of equal values changes nothing")
+        XCTAssertEqual(try XCTUnwrap(lattice.object(ofType: NotePet.self, forPrimaryKey: 1)).age, 3)
+        objectToken.invalidate()
+        resultsToken.invalidate()
+    }
+
     func testObjectObserverReportsValuesKeyPathsDeepChangesAndDeletion() throws {
         let lattice = try open()
         let (pet, toy) = try lattice.write { () -> (NotePet, NoteToy) in
@@ -589,7 +618,7 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(named, [], "with key paths only the named property counts")
         try lattice.write { chain[0].name = "c0" }
         lattice.refresh()
-        XCTAssertEqual(named, [], "a value written equal to the stored one is not a change")
+        XCTAssertEqual(named, [[0]], "a value written equal to the stored one still counts, as in Realm")
         tokens.forEach { $0.invalidate() }
     }
 

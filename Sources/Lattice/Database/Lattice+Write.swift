@@ -406,10 +406,14 @@ extension Lattice {
             if current != payload { throw LatticeError.primaryKeyChanged(className: info.name, property: property.name) }
             return
         }
-        // Writing the stored value again changes nothing: no write, and no modification for observers.
-        let current = old.slice.payload(property.column)
-        if let current, payload.withUnsafeBytes({ current.sameBytes(as: $0) }) { return }
         let changed = ChangeSet.columnBit(property.column)
+        // Writing the stored value again writes nothing, but observers hear of it, as in Realm: setting a
+        // property to the value it has counts as a change.
+        let current = old.slice.payload(property.column)
+        if let current, payload.withUnsafeBytes({ current.sameBytes(as: $0) }) {
+            writer?.changes.record(info.name, key: object._key, .modified, columns: changed)
+            return
+        }
         if let current, current.count == payload.count, let at = current.baseAddress {
             // A payload of the same size (numbers, dates, ...) is patched into a copy of the record, which
             // the object then keeps: one copy, no array.
