@@ -369,7 +369,7 @@ final class MigrationTests: XCTestCase {
 
     /// `refresh()` (and so the run loop's deliveries) on a handle of the old schema does not stop the
     /// process: it returns false, and its observers end with `schemaChanged`.
-    func testRefreshAfterAnotherHandleMigratedKeepsTheSnapshotAndEndsObservers() throws {
+    func testRefreshAfterAnotherHandleMigratedEndsObserversWithoutStopping() throws {
         let db = makeTempDatabase()
         let old = try open(db, [KeysV0.Account.self], version: 0)
         try old.write { try old.create(KeysV0.Account.self, value: ["email": "a@x"]) }
