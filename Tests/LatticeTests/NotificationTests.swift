@@ -1168,6 +1168,11 @@ final class NotificationProcessTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).count, 3)
         try lattice.write { try lattice.add(makeItem(id: 2, size: 8)) }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [])
+        // A listener that stops removes its FIFO, and the directory once it is empty.
+        let token = lattice.objects(MultiProcessItem.self).observe { _ in }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).count, 1)
+        token.invalidate()
+        spin("the directory to go") { !FileManager.default.fileExists(atPath: directory) }
     }
 
     func testReadOnlyObserverProcessSeesWriterCommits() throws {

@@ -84,10 +84,12 @@ enum ChangeSignal {
         let fd: Int32
         let path: String
 
-        /// Closes and removes the FIFO.
+        /// Closes and removes the FIFO, and its directory when no other FIFO is left in it (a writer then
+        /// finds no directory: one failed `opendir` a commit, where an empty one costs three calls).
         func stop() {
             close(fd)
             unlink(path)
+            rmdir((path as NSString).deletingLastPathComponent)
         }
     }
 
@@ -96,14 +98,20 @@ enum ChangeSignal {
     /// `directories(for:)` (tests use it to exercise the fallbacks).
     static func listen(path: String, candidates: [String]? = nil) -> Listener? {
         for directory in candidates ?? directories(for: path) {
-            if mkdir(directory, 0o777) != 0 && errno != EEXIST { continue }
-            var info = stat()
-            guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
             let name = "\(getpid())-\(listenerCounter.add(1, ordering: .relaxed).newValue)"
             // Made under a dot name and renamed once open, so no writer takes it for an abandoned one.
             let pending = directory + "/." + name, fifo = directory + "/" + name
-            unlink(pending)
-            guard mkfifo(pending, 0o666) == 0 else { continue }
+            // Another process's listener may remove the directory as it stops, between `mkdir` and
+            // `mkfifo`: then once more.
+            var made = false
+            for _ in 0..<2 where !made {
+                if mkdir(directory, 0o777) != 0 && errno != EEXIST { break }
+                var info = stat()
+                guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { break }
+                unlink(pending)
+                made = mkfifo(pending, 0o666) == 0
+            }
+            guard made else { continue }
             let fd = open(pending, O_RDWR | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else {
                 unlink(pending)
