@@ -282,13 +282,13 @@ final class FileMaintenanceTests: XCTestCase {
         // Without the check these would be refused: the dead snapshot would keep three versions alive.
         for id in 2...4 { try writer.write { try writer.add(item(id, size: 10)) } }
         XCTAssertFalse(try writer.env.readerSlots().contains { $0.pid == pid })
-        // Without a version limit, the write's own check (once a second) frees them.
+        // Without a version limit, the write's own check (at most every 100 ms) frees them.
         let plain = try open()
         let second = try Helper(["hold", path])
         XCTAssertEqual(try second.readLine(), "holding 4")
         let secondPid = second.pid
         try second.kill()
-        Thread.sleep(forTimeInterval: 1.1)
+        Thread.sleep(forTimeInterval: 0.15)
         try plain.write { try plain.add(item(5, size: 10)) }
         XCTAssertFalse(try plain.env.readerSlots().contains { $0.pid == secondPid })
     }

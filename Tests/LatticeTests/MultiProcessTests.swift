@@ -254,7 +254,7 @@ final class MultiProcessTests: XCTestCase {
     }
 
     /// A reader killed with SIGKILL leaves a stale slot that would pin the pages of its snapshot; the
-    /// next write of a process that has the file open (its check runs at most once a second) frees the
+    /// next write of a process that has the file open (its check runs at most every 100 ms) frees the
     /// slot, and the pages are reused.
     func testKilledReaderSlotIsReclaimed() throws {
         try addItems(open(), 0..<100, size: 200)
@@ -269,9 +269,9 @@ final class MultiProcessTests: XCTestCase {
         try child.kill()
         XCTAssertEqual(try env.readerSlots().filter { $0.pid == child.pid }, held, "the dead reader's slot is stale")
 
-        // The writes free it (the check is due: more than a second since this process last checked), and
+        // The writes free it (the check is due: more than 100 ms since this process last checked), and
         // the pages freed after its snapshot are reused: the file does not grow with the commits.
-        Thread.sleep(forTimeInterval: 1.1)
+        Thread.sleep(forTimeInterval: 0.15)
         _ = try pagesUsed(by: 20, rewritesIn: lattice)
         XCTAssertEqual(try env.readerSlots().filter { $0.pid == child.pid }, [])
         XCTAssertEqual(try env.clearStaleReaders(), 0)

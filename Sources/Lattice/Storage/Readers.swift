@@ -43,13 +43,13 @@ extension Environment {
         return Int(dead)
     }
 
-    /// `clearStaleReaders()` at most once a second, for writes: a long-running process would otherwise
+    /// `clearStaleReaders()` at most every 100 ms, for writes: a long-running process would otherwise
     /// keep the slots of processes killed while it runs (their snapshots keep every later version's pages
     /// from being reused, so the file grows with each commit) until some process opened the file anew.
     func clearStaleReadersIfDue() {
         let now = DispatchTime.now().uptimeNanoseconds
         let due = readerCheck.withLock { last -> Bool in
-            guard last == 0 || now &- last >= 1_000_000_000 else { return false }
+            guard last == 0 || now &- last >= 100_000_000 else { return false }
             last = now
             return true
         }
