@@ -491,7 +491,7 @@ final class NotificationTests: XCTestCase {
 
     /// Setting a property to the value it has counts as a change, as in Realm: the object observer gets
     /// it (old and new value equal), collection observers a modification; `add(_:update: .modified)` of
-    /// an equal object does not.
+    /// an equal object does not, `.all` counts every property.
     func testSettingAPropertyToItsValueCounts() throws {
         let lattice = try open()
         let pet = try lattice.write { try lattice.create(NotePet.self, value: ["id": 1, "name": "a", "age": 3]) }
@@ -513,6 +513,11 @@ final class NotificationTests: XCTestCase {
         try lattice.write { try lattice.add(try NotePet(value: ["id": 1, "name": "a", "age": 3]), update: .modified) }
         lattice.refresh()
         XCTAssertEqual(objectChanges.count, 1, "an upsert of equal values changes nothing")
+        // `.all` counts every property, equal or not.
+        try lattice.write { try lattice.add(try NotePet(value: ["id": 1, "name": "a", "age": 3]), update: .all) }
+        lattice.refresh()
+        XCTAssertEqual(objectChanges.last, ["name a a", "age 3 3", "owner", "toy"].map { $0.hasSuffix("r") || $0 == "toy" ? "\($0) nil nil" : $0 })
+        XCTAssertEqual(modifications.last, [0])
         XCTAssertEqual(try XCTUnwrap(lattice.object(ofType: NotePet.self, forPrimaryKey: 1)).age, 3)
         objectToken.invalidate()
         resultsToken.invalidate()

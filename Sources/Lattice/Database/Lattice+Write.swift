@@ -288,7 +288,10 @@ extension Lattice {
         try encode(object, info, stamp: stamp, into: &record)
         // A new key (from the sequence, or an integer primary key no object has) is put as new: one
         // above every stored key is appended, and its index entries go last.
-        guard try store(info, key: key, record: record, old: old, txn, newKey: old == nil) else {
+        // `.all` counts every property but the primary key as changed, equal or not, as Realm reports it.
+        let everyColumn = update == .all && old != nil
+            ? info.columns.reduce(UInt64(0)) { $1.property.isPrimaryKey ? $0 : $0 | ChangeSet.columnBit($1.column) } : nil
+        guard try store(info, key: key, record: record, old: old, txn, newKey: old == nil, changed: everyColumn) else {
             throw LatticeError.corruptFile(path: env.path, reason: "object key \(key) of '\(info.name)' is stored although no object has it.")
         }
         object.attach(to: self, info: info, key: key, record: nil, stamp: stamp)

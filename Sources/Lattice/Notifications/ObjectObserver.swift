@@ -113,7 +113,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
             let was = old.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
             let now = record.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
             // Set to the value it had: a change all the same (as in Realm), when the log tells.
-            let setAgain = !p.isLink && (summary?.changes(of: info.name)?.modified[key] ?? 0) & bit != 0
+            let setAgain = (summary?.changes(of: info.name)?.modified[key] ?? 0) & bit != 0
             if was != now || setAgain {
                 if p.isLink {
                     properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
