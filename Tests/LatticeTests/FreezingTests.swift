@@ -56,6 +56,24 @@ actor FrozenStore {
     }
 }
 
+/// An actor whose handle has an observer, for the tests of closing and releasing it.
+actor ObservingStore {
+    private var lattice: Lattice?
+    private var token: NotificationToken?
+
+    init(configuration: Lattice.Configuration) async throws {
+        let lattice = try await Lattice(configuration: configuration, actor: self)
+        self.lattice = lattice
+        token = lattice.objects(FrozenDog.self).observe { _ in }
+    }
+
+    func close() {
+        token?.invalidate()
+        token = nil
+        lattice = nil
+    }
+}
+
 /// Frozen snapshots, thread-safe references and actor-confined handles.
 final class FreezingTests: XCTestCase {
     private var database: TempDatabase!
@@ -299,6 +317,26 @@ final class FreezingTests: XCTestCase {
         XCTAssertEqual(worker.resolve(ThreadSafeReference(to: created))?.name, "new", "created after the worker's snapshot")
         XCTAssertEqual(worker.resolve(ThreadSafeReference(to: lattice.objects(FrozenDog.self)))?.count, 101)
         XCTAssertEqual(worker.resolve(ThreadSafeReference(to: person.dogs))?.last?.id, 500)
+    }
+
+    /// An actor's handle with an observer closes when the actor stops observing and drops it, and when
+    /// the actor itself goes: the file can then be deleted (the handle and its observers hold each other).
+    func testActorHandlesWithObserversClose() async throws {
+        try populate(try open())
+        let configuration = self.configuration
+        func deletable() -> Bool { (try? Lattice.deleteFiles(for: configuration)) != nil }
+        let store = try await ObservingStore(configuration: configuration)
+        try await Task.sleep(nanoseconds: 50_000_000)  // the initial delivery
+        await store.close()
+        await eventually("the closed handle to let the file go", { deletable() })
+
+        try populate(try open())
+        var released: ObservingStore? = try await ObservingStore(configuration: configuration)
+        try await Task.sleep(nanoseconds: 50_000_000)
+        XCTAssertFalse(deletable(), "open while the actor lives")
+        released = nil
+        await eventually("the released actor's handle to let the file go", { deletable() })
+        _ = released
     }
 
     func testThreadSafePropertyWrapper() throws {

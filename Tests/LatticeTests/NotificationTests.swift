@@ -516,8 +516,24 @@ final class NotificationTests: XCTestCase {
         // `.all` counts every property, equal or not.
         try lattice.write { try lattice.add(try NotePet(value: ["id": 1, "name": "a", "age": 3]), update: .all) }
         lattice.refresh()
-        XCTAssertEqual(objectChanges.last, ["name a a", "age 3 3", "owner", "toy"].map { $0.hasSuffix("r") || $0 == "toy" ? "\($0) nil nil" : $0 })
+        XCTAssertEqual(objectChanges.last, ["name a a", "age 3 3", "owner nil nil", "toy nil nil"])
         XCTAssertEqual(modifications.last, [0])
+        // Every way of setting: key-value coding, the subscript, a link set to what it is.
+        let before = objectChanges.count
+        try lattice.write { pet.setValue(3, forKey: "age") }
+        lattice.refresh()
+        try lattice.write { pet["name"] = "a" }
+        lattice.refresh()
+        try lattice.write { pet.owner = nil }
+        lattice.refresh()
+        XCTAssertEqual(Array(objectChanges.dropFirst(before)), [["age 3 3"], ["name a a"], ["owner nil nil"]])
+        // `create(_:value:update:)`: `.modified` counts what differs, `.all` what it is given.
+        try lattice.write { _ = try lattice.create(NotePet.self, value: ["id": 1, "age": 3], update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(objectChanges.count, before + 3)
+        try lattice.write { _ = try lattice.create(NotePet.self, value: ["id": 1, "age": 3], update: .all) }
+        lattice.refresh()
+        XCTAssertEqual(objectChanges.last, ["age 3 3"])
         XCTAssertEqual(try XCTUnwrap(lattice.object(ofType: NotePet.self, forPrimaryKey: 1)).age, 3)
         objectToken.invalidate()
         resultsToken.invalidate()

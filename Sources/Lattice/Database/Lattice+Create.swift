@@ -36,7 +36,10 @@ extension Lattice {
     }
 
     /// Writes `values` (checked, links and elements already objects) into the existing object `object`.
-    fileprivate func update(_ object: Object, _ info: ClassInfo, with values: [String: Any]) throws {
+    /// With `countingEqual`, every property given counts as changed for observers even where its value
+    /// is the stored one (a property set, `update: .all`, as in Realm); otherwise only the values that
+    /// differ (`update: .modified`).
+    fileprivate func update(_ object: Object, _ info: ClassInfo, with values: [String: Any], countingEqual: Bool) throws {
         let txn = try requireWrite("create(_:value:update:)")
         guard let old = try fetchRecord(info, key: object._key) else { throw LatticeError.objectInvalidated(className: info.name) }
         var payloads: [Int: [UInt8]] = [:]
@@ -68,7 +71,10 @@ extension Lattice {
             payloads[p.column] = payload
         }
         let record = old.withBytes { replacing(RecordView($0), in: info, with: payloads) }
-        try store(info, key: object._key, record: record, old: old, txn)  // replaced embedded objects go with their slots
+        let given = countingEqual
+            ? payloads.keys.reduce(UInt64(0)) { $1 == info.primaryKey?.column ? $0 : $0 | ChangeSet.columnBit($1) } : nil
+        // Replaced embedded objects go with their slots.
+        try store(info, key: object._key, record: record, old: old, txn, changed: given)
         for (p, collection) in collections { try collection._latticeDidAdd(object, column: p.column, replacing: true) }
     }
 
@@ -306,7 +312,7 @@ private final class ObjectBuilder {
         context.addPolicy = update
         defer { context.addPolicy = outer }
         if root._lattice == nil { _ = try lattice.addObject(root, update: update, embedded: false) }
-        for (object, info, values) in updates { try lattice.update(object, info, with: values) }
+        for (object, info, values) in updates { try lattice.update(object, info, with: values, countingEqual: update != .modified) }
     }
 }
 

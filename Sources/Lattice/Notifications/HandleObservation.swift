@@ -149,7 +149,14 @@ final class HandleObservation {
     private var delivering = false
     private var lastVersion: Int64 = 0
 
-    init(_ lattice: Lattice) { self.lattice = lattice }
+    init(_ lattice: Lattice) {
+        self.lattice = lattice
+        followsCommits = lattice.confinedActor != nil
+    }
+
+    /// Whether the handle is confined to an actor, and so stays subscribed (`followCommits`). Kept here:
+    /// `prune()` may release the last observer holding the handle, and must not read it after that.
+    private let followsCommits: Bool
 
     deinit {
         keepAlive?.invalidate()
@@ -215,6 +222,8 @@ final class HandleObservation {
     /// A turn where the handle lives, after a commit or a stopped token: let stopped observers go, then
     /// move the handle (which delivers), or tell it a refresh is due.
     func turn() {
+        // Kept alive for the turn: pruning may release the last observer holding the handle.
+        let lattice = self.lattice
         prune()
         if lattice.writer != nil { return }
         if lattice.autorefresh {
@@ -272,12 +281,12 @@ final class HandleObservation {
         }
     }
 
-    private func prune() {
+    func prune() {
         observers = observers.filter { $0.value.flag.isActive }
         failures = failures.filter { observers[$0.key] != nil }
         latticeObservers.removeAll { !$0.flag.isActive }
         // A handle confined to an actor stays subscribed: it follows commits (`followCommits`).
-        if observers.isEmpty && latticeObservers.isEmpty && lattice.confinedActor == nil, let (notifier, id) = subscription {
+        if observers.isEmpty && latticeObservers.isEmpty && !followsCommits, let (notifier, id) = subscription {
             notifier.unsubscribe(id)
             subscription = nil
             keepAlive?.invalidate()

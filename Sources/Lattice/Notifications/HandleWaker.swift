@@ -11,10 +11,11 @@ import Synchronization
 /// moves or delivers), so none is lost.
 final class HandleWaker: @unchecked Sendable {
     // @unchecked Sendable is safe: `observation` is read only on the handle's own thread (checked with
-    // `pthread_equal`) or inside a block that runs isolated to the handle's actor, the one isolation domain
-    // the handle may be used in; the other stored properties are immutable or atomic, and other threads
-    // only call `RunLoop.perform`, `RunLoop.add(_:forMode:)` and `DispatchQueue.async`, which are
-    // thread-safe.
+    // `pthread_equal`), inside a block that runs isolated to the handle's actor (the one isolation
+    // domain the handle may be used in), or once that actor is gone (then no code can run on the handle,
+    // and the `scheduled` flag lets one caller in at a time); the other stored properties are immutable
+    // or atomic, and other threads only call `RunLoop.perform`, `RunLoop.add(_:forMode:)` and
+    // `DispatchQueue.async`, which are thread-safe.
     private weak var observation: HandleObservation?
     private weak var actor: (any Actor)?
     private let confinedToActor: Bool
@@ -46,7 +47,13 @@ final class HandleWaker: @unchecked Sendable {
             observation?.turn()
         }
         if confinedToActor {
-            guard let actor else { return }
+            guard let actor else {
+                // The actor is gone, and nothing can run on its handle any more: stopped observers are let
+                // go here, which frees the handle they hold (it holds them too).
+                observation?.prune()
+                scheduled.store(false, ordering: .releasing)
+                return
+            }
             Task { await Self.run(on: actor, turn) }
         } else if onMainThread {
             DispatchQueue.main.async(execute: turn)
