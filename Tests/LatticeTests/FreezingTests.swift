@@ -332,7 +332,6 @@ final class FreezingTests: XCTestCase {
 
         try populate(try open())
         var released: ObservingStore? = try await ObservingStore(configuration: configuration)
-        try await Task.sleep(nanoseconds: 50_000_000)
         XCTAssertFalse(deletable(), "open while the actor lives")
         released = nil
         await eventually("the released actor's handle to let the file go", { deletable() })

@@ -645,14 +645,15 @@ public final class Lattice {
         releaseSnapshot()
         do {
             _ = try synchronized { try readTransaction() }
-        } catch let error as LatticeError {
+        } catch {
             // Another handle migrated the file: this one cannot read it with its columns. Its observers end
-            // with the error; a write throws it, a read stops with it.
-            guard case .schemaChanged = error else { fatalError(Lattice.stopMessage("reading the latest snapshot", path: env.path, error)) }
+            // with the error; a write throws it, a read stops with it. Any other storage error stops here,
+            // as every read that cannot throw does.
+            guard case .schemaChanged? = error as? LatticeError else {
+                fatalError(Lattice.stopMessage("reading the latest snapshot", path: env.path, error))
+            }
             (observationState as? HandleObservation)?.fail(error)
             return false
-        } catch {
-            fatalError(Lattice.stopMessage("reading the latest snapshot", path: env.path, error))
         }
         deliverNotifications()
         return true

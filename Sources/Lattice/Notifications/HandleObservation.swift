@@ -142,7 +142,8 @@ final class DeliveryContext {
 /// handle's own ``Lattice/observe(_:)`` blocks.
 final class HandleObservation {
     private unowned let lattice: Lattice
-    private var observers: [ObjectIdentifier: any HandleObserver] = [:]
+    /// The observers, each with what it is told when it can go on no longer (see `fail(_:)`).
+    private var observers: [ObjectIdentifier: (observer: any HandleObserver, onError: (Error) -> Void)] = [:]
     private var latticeObservers: [(flag: ObserverFlag, block: (Lattice.Notification, Lattice) -> Void)] = []
     private var subscription: (Notifier, UInt64)?
     private var keepAlive: Timer?
@@ -167,19 +168,15 @@ final class HandleObservation {
     /// and keeps the thread's run loop running.
     func add(_ observer: any HandleObserver, onError: @escaping (Error) -> Void) throws {
         try subscribe()
-        observers[ObjectIdentifier(observer)] = observer
-        failures[ObjectIdentifier(observer)] = onError
+        observers[ObjectIdentifier(observer)] = (observer, onError)
         schedule()
     }
 
-    /// What each observer is told when it can go on no longer (see `fail(_:)`).
-    private var failures: [ObjectIdentifier: (Error) -> Void] = [:]
-
     /// Ends every observer with `error` (another handle migrated the file: the handle cannot move on).
     func fail(_ error: Error) {
-        for (id, observer) in observers where observer.flag.isActive {
+        for (observer, onError) in observers.values where observer.flag.isActive {
             observer.flag.deactivate()
-            failures[id]?(error)
+            onError(error)
         }
         prune()
     }
@@ -249,7 +246,7 @@ final class HandleObservation {
         defer { delivering = false }
         prune()
         let context = DeliveryContext(lattice)
-        for observer in Array(observers.values) where observer.flag.isActive {
+        for (observer, _) in Array(observers.values) where observer.flag.isActive {
             if initialOnly, !((observer as? InitialPending)?.needsInitial ?? false) { continue }
             observer.update(context)
         }
@@ -266,7 +263,7 @@ final class HandleObservation {
         // neither (a changeset missing a change no longer takes the old collection to the new one).
         guard let write = lattice.writer, lastVersion == Int64(write.txn.id - 1) else { return }
         let context = DeliveryContext(lattice)
-        for observer in observers.values where flags.contains(where: { $0 === observer.flag }) { observer.skip(context) }
+        for (observer, _) in observers.values where flags.contains(where: { $0 === observer.flag }) { observer.skip(context) }
     }
 
     /// The stop of a token of this handle's observers. On the handle's thread it lets the invalidated
@@ -282,8 +279,7 @@ final class HandleObservation {
     }
 
     func prune() {
-        observers = observers.filter { $0.value.flag.isActive }
-        failures = failures.filter { observers[$0.key] != nil }
+        observers = observers.filter { $0.value.observer.flag.isActive }
         latticeObservers.removeAll { !$0.flag.isActive }
         // A handle confined to an actor stays subscribed: it follows commits (`followCommits`).
         if observers.isEmpty && latticeObservers.isEmpty && !followsCommits, let (notifier, id) = subscription {

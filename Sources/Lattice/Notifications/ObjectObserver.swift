@@ -88,6 +88,8 @@ final class ObjectObserver<T: Object>: HandleObserver {
             return .deleted
         }
         baseline = record
+        // The columns the commits set on this object (equal values included); nil when the log cannot tell.
+        let setColumns = summary.map { $0.changes(of: info.name)?.modified[key] ?? 0 }
         var properties: [PropertyChange] = []
         for p in info.columns where observed.mask & ChangeSet.columnBit(p.column) != 0 {
             let bit = ChangeSet.columnBit(p.column)
@@ -100,7 +102,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
             // Without a summary (the log cannot tell) collections and links count as changed: a superset,
             // as collection observers then report every element kept in place as modified.
             if p.property.collection != nil {
-                var changed = summary.map { ($0.changes(of: info.name)?.modified[key] ?? 0) & bit != 0 } ?? true
+                var changed = setColumns.map { $0 & bit != 0 } ?? true
                 // A collection of objects changed, too, when one of its objects changed in what is watched.
                 if !changed, let summary, let target = p.target, p.linksObjects, watchesThrough(p),
                    observed.nested[p.column] != nil || context.objectsReachingChanges(info, summary, depth: 4)?.contains(key) != false {
@@ -113,7 +115,7 @@ final class ObjectObserver<T: Object>: HandleObserver {
             let was = old.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
             let now = record.withBytes { RecordView($0)?.payload(p.column).map(Array.init) }
             // Set to the value it had: a change all the same (as in Realm), when the log tells.
-            let setAgain = (summary?.changes(of: info.name)?.modified[key] ?? 0) & bit != 0
+            let setAgain = (setColumns ?? 0) & bit != 0
             if was != now || setAgain {
                 if p.isLink {
                     properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))

@@ -55,18 +55,18 @@ enum FileCheck {
     /// Other processes may commit while this reads (a meta page, then the other, then the size): two
     /// commits between the reads make the pages look inconsistent, and a commit that grows the file
     /// after its size was read makes it look short. So a failed reading counts only when the file (its
-    /// size and both meta pages) stayed exactly the same across it and the reading before; otherwise it
-    /// is read again a millisecond later. A file that changed across twenty readings in a row is being
-    /// committed to by other processes' LMDB, which reads it: it is taken as sound.
+    /// size and both meta pages) stayed exactly the same from the end of the failed reading before to
+    /// the end of this one, which it spans; otherwise it is read again a millisecond later. A file that
+    /// changed across twenty readings in a row is being committed to by other processes' LMDB, which
+    /// reads it: it is taken as sound. A sound file that nobody changes is read once.
     static func checkSize(fd: Int32, path: String) throws {
         var previous: [UInt8]?
         for _ in 0..<20 {
-            let before = fingerprint(fd: fd)
             do {
                 return try checkOnce(fd: fd, path: path)
             } catch {
                 let after = fingerprint(fd: fd)
-                if before == after && after == previous { throw error }
+                if after == previous { throw error }
                 previous = after
                 usleep(1_000)
             }
