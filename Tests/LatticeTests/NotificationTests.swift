@@ -850,16 +850,18 @@ final class NotificationTests: XCTestCase {
         tokens.forEach { $0.invalidate() }
     }
 
-    /// A handle observer registered inside a write that changes nothing hears of the next commit.
+    /// A handle observer registered inside a write that changes nothing hears of that commit at once (as
+    /// every own commit), and of the next one.
     func testHandleObserverRegisteredInAnEmptyWriteHearsTheNextCommit() throws {
         let lattice = try open()
         var notified = 0
         var token: NotificationToken?
         try lattice.write { token = lattice.observe { _, _ in notified += 1 } }
+        XCTAssertEqual(notified, 1)
         let other = try open()
         try addPet(other, 1, "a", age: 1)
         lattice.refresh()
-        XCTAssertEqual(notified, 1)
+        XCTAssertEqual(notified, 2)
         token?.invalidate()
     }
 
@@ -901,6 +903,86 @@ final class NotificationTests: XCTestCase {
         lattice.refresh()
         XCTAssertEqual(late, ["initial 3", "update 4"])
         [skipped, other, lateToken].forEach { $0.invalidate() }
+    }
+
+    /// As Realm's: a commit of the handle, an empty one too, calls its `observe` blocks before the
+    /// write returns, and only once (not again at the next turn or refresh).
+    func testHandleObserversHearOfOwnCommitsAtOnce() throws {
+        let lattice = try open()
+        var notes: [Lattice.Notification] = []
+        let token = lattice.observe { note, observed in
+            XCTAssertTrue(observed === lattice)
+            notes.append(note)
+        }
+        XCTAssertEqual(notes, [])
+        try lattice.write {}
+        XCTAssertEqual(notes, [.didChange], "an empty write notifies too")
+        try addPet(lattice, 1, "a", age: 1)
+        XCTAssertEqual(notes, [.didChange, .didChange])
+        lattice.refresh()
+        RunLoop.current.run(until: Date().addingTimeInterval(0.05))
+        XCTAssertEqual(notes.count, 2, "told once")
+        try lattice.beginWrite()
+        try addPetInWrite(lattice, 2)
+        try lattice.commitWrite()
+        XCTAssertEqual(notes.count, 3)
+        token.invalidate()
+        try addPet(lattice, 3, "c", age: 1)
+        XCTAssertEqual(notes.count, 3, "an invalidated token hears nothing")
+    }
+
+    private func addPetInWrite(_ lattice: Lattice, _ id: Int) throws {
+        _ = try lattice.create(NotePet.self, value: ["id": id])
+    }
+
+    /// `write(withoutNotifying:)` and `commitWrite(withoutNotifying:)` skip the handle's own observers
+    /// listed too; the others, and later writes, are told.
+    func testWriteWithoutNotifyingSkipsHandleObservers() throws {
+        let lattice = try open()
+        var skipped = 0, told = 0
+        let skippedToken = lattice.observe { _, _ in skipped += 1 }
+        let toldToken = lattice.observe { _, _ in told += 1 }
+        try lattice.write(withoutNotifying: [skippedToken]) { try lattice.deleteAll() }
+        try lattice.write(withoutNotifying: [skippedToken]) { _ = try lattice.create(NotePet.self, value: ["id": 1]) }
+        try lattice.beginWrite()
+        try addPetInWrite(lattice, 2)
+        try lattice.commitWrite(withoutNotifying: [skippedToken])
+        lattice.refresh()
+        RunLoop.current.run(until: Date().addingTimeInterval(0.05))
+        XCTAssertEqual(skipped, 0)
+        XCTAssertEqual(told, 3)
+        try addPet(lattice, 3, "c", age: 1)
+        XCTAssertEqual(skipped, 1)
+        XCTAssertEqual(told, 4)
+        [skippedToken, toldToken].forEach { $0.invalidate() }
+    }
+
+    /// An object observer measures changes from its registration, as Realm's: a commit before its first
+    /// delivery (of this handle, or of another one seen by `refresh()`) is reported.
+    func testObjectObserverReportsCommitsBeforeItsFirstDelivery() throws {
+        let lattice = try open()
+        try addPet(lattice, 1, "a", age: 1)
+        let pet = try XCTUnwrap(lattice.object(ofType: NotePet.self, forPrimaryKey: 1))
+        var changes: [[String]] = []
+        let token = pet.observe { change in
+            if case .change(_, let properties) = change {
+                changes.append(properties.map { "\($0.name) \($0.oldValue.map { "\($0)" } ?? "nil") \($0.newValue.map { "\($0)" } ?? "nil")" })
+            }
+        }
+        try lattice.write { pet.age = 2 }
+        spin("the change") { !changes.isEmpty }
+        XCTAssertEqual(changes, [["age 1 2"]])
+
+        let other = try open()
+        let again = try XCTUnwrap(lattice.object(ofType: NotePet.self, forPrimaryKey: 1))
+        var remote: [[String]] = []
+        let remoteToken = again.observe { change in
+            if case .change(_, let properties) = change { remote.append(properties.map(\.name)) }
+        }
+        try other.write { other.object(ofType: NotePet.self, forPrimaryKey: 1)?.name = "b" }
+        lattice.refresh()
+        XCTAssertEqual(remote, [["name"]], "delivered by refresh()")
+        [token, remoteToken].forEach { $0.invalidate() }
     }
 
     func testLatticeObserverAndAutorefreshOff() throws {

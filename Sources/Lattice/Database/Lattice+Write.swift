@@ -97,7 +97,8 @@ extension Lattice {
         didEndSnapshot()
     }
 
-    private func finishWrite() throws {
+    /// Commits the write; then the handle's `observe(_:)` blocks, but those of `skipped`, hear of it.
+    func finishWrite(skipping skipped: [ObserverFlag] = []) throws {
         guard let write = writer else { throw LatticeError.notInWriteTransaction(operation: "commitWrite()") }
         // From another thread nothing may be touched: the transaction stays open for its own thread.
         try write.txn.checkThread("commitWrite()")
@@ -126,6 +127,7 @@ extension Lattice {
         writer = nil
         env.writerLock.unlock()
         didEndSnapshot()
+        (observationState as? HandleObservation)?.didCommit(skipping: skipped)
     }
 
     private func abortWrite() {

@@ -148,7 +148,11 @@ final class HandleObservation {
     private var subscription: (Notifier, UInt64)?
     private var keepAlive: Timer?
     private var delivering = false
+    /// The commit the observers last heard of.
     private var lastVersion: Int64 = 0
+    /// The commit the handle's own `observe(_:)` blocks last heard of (they also hear of each own commit
+    /// at once, see `didCommit`).
+    private var announced: Int64 = 0
 
     init(_ lattice: Lattice) {
         self.lattice = lattice
@@ -185,8 +189,20 @@ final class HandleObservation {
         try subscribe()
         // Inside a write, the commit the write started from: the write's own id is the next commit's only
         // if the write changes something.
-        if latticeObservers.isEmpty { lastVersion = Int64(lattice.writer.map { $0.txn.id - 1 } ?? lattice.reading("the latest snapshot") { $0.id }) }
+        if latticeObservers.isEmpty { announced = Int64(lattice.writer.map { $0.txn.id - 1 } ?? lattice.reading("the latest snapshot") { $0.id }) }
         latticeObservers.append((flag, block))
+    }
+
+    /// After a commit of this handle (an empty one too): its `observe(_:)` blocks hear of it at once, as
+    /// Realm's do, except those of `skipped` tokens (`commitWrite(withoutNotifying:)`). Object and
+    /// collection observers hear of it at the next turn or refresh.
+    func didCommit(skipping skipped: [ObserverFlag]) {
+        guard !latticeObservers.isEmpty else { return }
+        announced = Int64(lattice.viewCommit)
+        let lattice = self.lattice
+        for entry in latticeObservers where entry.flag.isActive && !skipped.contains(where: { $0 === entry.flag }) {
+            entry.block(.didChange, lattice)
+        }
     }
 
     private func subscribe() throws {
@@ -226,8 +242,8 @@ final class HandleObservation {
         if lattice.autorefresh {
             lattice.refresh()  // delivers
         } else {
-            let newest = Int64(lattice.env.lastTransactionID)
-            guard newest != lastVersion else { deliver(); return }
+            // The handle's view is the latest commit (its own): deliver; otherwise a refresh is due.
+            guard lattice.env.lastTransactionID != lattice.viewCommit else { deliver(); return }
             for entry in latticeObservers where entry.flag.isActive { entry.block(.refreshRequired, lattice) }
             // Initial notifications still go out at the handle's current version.
             deliver(initialOnly: true)
@@ -236,7 +252,7 @@ final class HandleObservation {
 
     /// Whether an observer has yet to hear of commit `latest` (or of anything: nothing delivered yet).
     func isBehind(_ latest: Int) -> Bool {
-        (!observers.isEmpty || !latticeObservers.isEmpty) && lastVersion != Int64(latest)
+        (!observers.isEmpty && lastVersion != Int64(latest)) || (!latticeObservers.isEmpty && announced != Int64(latest))
     }
 
     /// Delivers every pending change at the handle's current view (run by the run loop and by `refresh()`).
@@ -250,8 +266,10 @@ final class HandleObservation {
             if initialOnly, !((observer as? InitialPending)?.needsInitial ?? false) { continue }
             observer.update(context)
         }
-        if context.version != lastVersion && !initialOnly {
-            lastVersion = context.version
+        guard !initialOnly else { return }
+        lastVersion = context.version
+        if context.version != announced {
+            announced = context.version
             for entry in latticeObservers where entry.flag.isActive { entry.block(.didChange, lattice) }
         }
     }

@@ -4,7 +4,8 @@ import Synchronization
 extension Lattice {
     /// Observes the handle: `block` gets ``Notification/didChange`` each time the handle moves to a newer
     /// commit (delivered on this thread's run loop and by ``refresh()``), or, with ``autorefresh`` off,
-    /// ``Notification/refreshRequired`` when a newer commit exists.
+    /// ``Notification/refreshRequired`` when a newer commit exists. A commit of this handle (an empty
+    /// write too) calls `block` at once, before `commitWrite()` returns, as in Realm.
     public func observe(_ block: @escaping (Notification, Lattice) -> Void) -> NotificationToken {
         let flag = ObserverFlag()
         do {
@@ -54,13 +55,15 @@ extension Lattice {
         }
     }
 
-    /// ``commitWrite()``, except that the observers of `tokens` are not told about this write.
+    /// ``commitWrite()``, except that the observers of `tokens` (object, collection and handle
+    /// observers) are not told about this write.
     @available(*, noasync, message: "A write transaction must begin and end on one thread: use asyncWrite in async code.")
     public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
+        let flags = tokens.map(\.flag)
         if writer != nil, let observation = observationState as? HandleObservation {
-            observation.skip(tokens.map(\.flag))
+            observation.skip(flags)
         }
-        try commitWrite()
+        try finishWrite(skipping: flags)
     }
 }
 

@@ -62,17 +62,23 @@ final class ObjectObserver<T: Object>: HandleObserver {
         return record
     }
 
-    /// The change since the previous call; `.deleted` once (then nothing more).
+    /// Takes the object as the handle sees it now as the state later changes are told against; at
+    /// registration (so a commit before the first delivery is a change, as in Realm), or at the first
+    /// delivery. `.deleted` when the object is gone.
+    @discardableResult
+    func start(_ context: DeliveryContext) -> ObjectChange<T>? {
+        started = true
+        baseline = current(context.lattice)
+        stamp = baseline?.stamp ?? 0
+        version = context.version
+        if baseline == nil { flag.deactivate(); return .deleted }
+        for p in watchedBacklinks { linking[p.column] = linkingKeys(p, context.lattice) }
+        return nil
+    }
+
+    /// The change since the previous call (or `start`); `.deleted` once (then nothing more).
     func nextChange(_ context: DeliveryContext) -> ObjectChange<T>? {
-        if !started {
-            started = true
-            baseline = current(context.lattice)
-            stamp = baseline?.stamp ?? 0
-            version = context.version
-            if baseline == nil { flag.deactivate(); return .deleted }
-            for p in watchedBacklinks { linking[p.column] = linkingKeys(p, context.lattice) }
-            return nil
-        }
+        if !started { return start(context) }
         guard let old = baseline, context.version != version else { return nil }
         let summary = context.summary(after: version)
         version = context.version
@@ -169,8 +175,9 @@ extension LatticeObservable where Self: Object {
             block(.error(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "observe(keyPaths:_:)")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
-        return lattice.register(ObjectObserver(self, info: info, keyPaths: keyPaths, block), keyPaths: keyPaths, of: info,
-                                onError: { block(.error($0)) })
+        let observer = ObjectObserver(self, info: info, keyPaths: keyPaths, block)
+        if lattice.writer == nil && !isInvalidated { observer.start(DeliveryContext(lattice)) }
+        return lattice.register(observer, keyPaths: keyPaths, of: info, onError: { block(.error($0)) })
     }
 
     /// Observes the object on `queue` (nil: as ``observe(keyPaths:_:)``); the object handed to `block`
