@@ -66,4 +66,34 @@ final class AddCollectionsTests: XCTestCase {
         XCTAssertEqual(try shelves.filter("floor == 1").map(\.id), [40, 45, 60])
         XCTAssertEqual(lattice.verify(), [])
     }
+
+    /// As in Realm, nil or `NSNull` given for a List, MutableSet or Map empties it: through key-value
+    /// coding, `init(value:)`, `create` and `create(update:)`; it is neither "required" nor a wrong type.
+    func testNilEmptiesACollection() throws {
+        let db = makeTempDatabase("nilcollections")
+        do {
+            let lattice = try db.open([Shelf.self])
+            let unmanaged = try Shelf(value: ["id": 1, "books": NSNull(), "labels": NSNull(), "counts": NSNull()])
+            XCTAssertEqual([unmanaged.books.count, unmanaged.labels.count, unmanaged.counts.count], [0, 0, 0])
+            unmanaged.books.append("a")
+            unmanaged.setValue(nil, forKey: "books")
+            XCTAssertEqual(unmanaged.books.count, 0)
+            try lattice.write {
+                try lattice.add(shelf(2, floor: 0, ["a", "b"]))
+                try lattice.add(shelf(3, floor: 0, ["c"]))
+                try lattice.add(shelf(4, floor: 0, ["d"]))
+                _ = try lattice.create(Shelf.self, value: ["id": 5, "books": NSNull(), "counts": String?.none as Any])
+            }
+            let two = try XCTUnwrap(lattice.object(ofType: Shelf.self, forPrimaryKey: 2))
+            try lattice.write {
+                two.setValue(nil, forKey: "books")
+                two["labels"] = NSNull()
+                two.setValue(NSNull(), forKey: "counts")
+                _ = try lattice.create(Shelf.self, value: ["id": 3, "books": NSNull(), "labels": NSNull(), "counts": NSNull()], update: .modified)
+                _ = try lattice.create(Shelf.self, value: [4, 0, NSNull(), NSNull(), NSNull()] as [Any], update: .all)
+            }
+        }
+        let reopened = try db.open([Shelf.self])
+        for id in 2...5 { assertShelf(reopened, id, [], "shelf \(id) emptied") }
+    }
 }

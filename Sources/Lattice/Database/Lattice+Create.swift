@@ -1,7 +1,8 @@
 extension Lattice {
     /// Creates (or with `update`, updates) an object from a value and returns it managed.
     ///
-    /// The value is a dictionary of property values, an array of values in declaration order, an
+    /// The value is a dictionary of property values, an array of values in declaration order (the
+    /// properties after the last value given keep their defaults, as in Realm), an
     /// ``Object`` (of this class or of another one with the same property names: Realm's copy idiom,
     /// `create(Dog.self, value: otherDog)`), or a plain Swift struct or class whose stored properties
     /// are named like the class's properties. The value itself is never changed or managed.
@@ -114,11 +115,12 @@ extension Lattice {
     static func namedValues(_ value: Any, _ properties: [Property], className: String) throws -> [String: Any] {
         if let dictionary = value as? [String: Any] { return dictionary }
         if let array = value as? [Any] {
-            // One value per stored property: linking objects are computed, never given.
+            // Values of the stored properties in declaration order (linking objects are computed, never
+            // given); as in Realm, properties after the last value given keep their defaults.
             let names = properties.filter { $0.type != .linkingObjects }.map(\.name)
-            guard array.count == names.count else {
+            guard array.count <= names.count else {
                 throw LatticeError.wrongType(className: className, property: "(value)",
-                                             expected: "an array of \(names.count) values, in declaration order (\(names.joined(separator: ", ")))",
+                                             expected: "an array of at most \(names.count) values, in declaration order (\(names.joined(separator: ", ")))",
                                              found: "an array of \(array.count)")
             }
             return Dictionary(uniqueKeysWithValues: zip(names, array))
@@ -186,7 +188,10 @@ extension Lattice {
             guard let position = metadata.positions[name] else { throw LatticeError.unknownProperty(className: className, property: name) }
             let property = metadata.schema.allProperties[position]
             let field = metadata.fields[position]
-            if isNilValue(value) && !property.isOptional { throw LatticeError.missingValue(className: className, property: name) }
+            // nil for a collection empties it (`elements(of:)`).
+            if isNilValue(value) && !property.isOptional && property.collection == nil {
+                throw LatticeError.missingValue(className: className, property: name)
+            }
             guard field.accessor.set(at: base + field.offset, value) else {
                 throw wrongType(className, property, field.accessor.valueType, value)
             }
@@ -331,7 +336,8 @@ extension Object {
     /// collections are its own, unmanaged), embedded objects as unmanaged copies; other linked objects stay
     /// references to the same objects. A managed object's copy is detached from its file: changing it
     /// needs no write transaction and changes nothing stored. Throws on unknown names, wrong types, nil for
-    /// required values and a deleted object.
+    /// required values and a deleted object. An array may stop early: the properties after its last value
+    /// keep their defaults. nil (or `NSNull`) for a List, MutableSet or Map leaves it empty, as in Realm.
     public convenience init(value: Any) throws {
         self.init()
         try fill(from: value)

@@ -53,16 +53,19 @@ struct ManagedCollection {
 
 extension Lattice {
     /// The elements of a value given for a List or MutableSet: an array, or a List, MutableSet, Results or
-    /// LinkingObjects (read now: a snapshot).
+    /// LinkingObjects (read now: a snapshot); nil or `NSNull` stands for none, as in Realm.
     static func elements(of value: Any) -> [Any]? {
         if let array = value as? [Any] { return array }
+        if isNilValue(value) { return [] }
         if value is any AnyMap { return nil }
         return (value as? any LatticeCollection)?.anyElements
     }
 
-    /// The entries of a value given for a Map: a `[String: Any]` dictionary or a Map (read now).
+    /// The entries of a value given for a Map: a `[String: Any]` dictionary or a Map (read now); nil or
+    /// `NSNull` stands for none.
     static func entries(of value: Any) -> [String: Any]? {
         if let dictionary = value as? [String: Any] { return dictionary }
+        if isNilValue(value) { return [:] }
         return (value as? any AnyMap)?.anyEntries
     }
 }
