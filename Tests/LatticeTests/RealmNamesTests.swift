@@ -56,6 +56,10 @@ final class RealmNamesTests: XCTestCase {
         list.replaceSubrange(..<1, with: [Int]()); expected.replaceSubrange(..<1, with: [Int]())
         list.replaceSubrange(...0, with: [1]); expected.replaceSubrange(...0, with: [1])
         list.replaceSubrange(0..<1, with: [0]); expected.replaceSubrange(0..<1, with: [0])
+        // A range subscript set to fewer (or more) elements, as on an Array.
+        list[1..<3] = list[0..<1]; expected[1..<3] = expected[0..<1]
+        list[0..<1] = list[0..<2]; expected[0..<1] = expected[0..<2]
+        XCTAssertEqual(Array(list[1..<2]), Array(expected[1..<2]))
         XCTAssertEqual(Array(list), expected)
         list.replaceSubrange(..., with: [9, 8, 7]); expected.replaceSubrange(0..., with: [9, 8, 7])
         XCTAssertEqual(Array(list), [9, 8, 7])
@@ -138,13 +142,33 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertEqual(ann.dogs.objects(at: IndexSet([0, 2])).map(\.name), ["a", "c"])
         let sorted = try lattice.objects(RNDog.self).sorted(byKeyPath: "age", ascending: false)
         XCTAssertEqual(sorted.objects(at: IndexSet(integersIn: 0...1)).map(\.name), ["c", "b"])
-        XCTAssertEqual(ann.dogs.value(forKey: "name").map { $0 as? String }, ["a", "b", "c"])
+        XCTAssertEqual(ann.dogs.value(forKey: "name") as? [String], ["a", "b", "c"])
         XCTAssertEqual(ann.pets.index(of: ann.dogs[1]).map { ann.pets[$0].name }, "b")
         XCTAssertEqual(ann.pets.objects(at: IndexSet([0])).count, 1)
         XCTAssertEqual(List<Int>().objects(at: IndexSet()), [])
         XCTAssertThrowsError(try List<RNDog>().index(matching: "age > 1"), "an unmanaged list cannot be queried")
 
-        XCTAssertEqual(ann.dogs.value(forKeyPath: "owner.name").map { $0 as? String }, ["Ann", "Ann", "Ann"])
+        XCTAssertEqual(ann.dogs.value(forKeyPath: "owner.name") as? [String], ["Ann", "Ann", "Ann"])
+        // Realm's key-value coding of collections: the objects themselves and collection operators.
+        let ages = ann.dogs.map(\.age)
+        let all = lattice.objects(RNDog.self)
+        XCTAssertEqual((ann.dogs.value(forKey: "self") as? [RNDog])?.map(\.name), ["a", "b", "c"])
+        XCTAssertEqual(all.value(forKeyPath: "@count") as? Int, all.count)
+        XCTAssertEqual(ann.dogs.value(forKey: "@count") as? Int, 3)
+        XCTAssertEqual(ann.dogs.value(forKeyPath: "@min.age") as? Int, ages.min())
+        XCTAssertEqual(ann.dogs.value(forKeyPath: "@max.age") as? Int, ages.max())
+        XCTAssertEqual(ann.dogs.value(forKeyPath: "@sum.age") as? Int, ages.reduce(0, +))
+        XCTAssertEqual(ann.dogs.value(forKeyPath: "@avg.age") as? Double, Double(ages.reduce(0, +)) / 3)
+        XCTAssertNil(try ann.dogs.filter("age > 100").value(forKeyPath: "@max.age"), "no values")
+        XCTAssertEqual(try ann.dogs.filter("age > 100").value(forKeyPath: "@sum.age") as? Int, 0)
+        XCTAssertEqual(List<RNDog>().value(forKeyPath: "@count") as? Int, 0, "unmanaged collections too")
+
+        // An unmanaged List finds a stored object by `==`, as `contains` does.
+        let unmanaged = List<RNDog>()
+        unmanaged.append(ann.dogs[1])
+        let again = try XCTUnwrap(lattice.object(ofType: RNDog.self, forPrimaryKey: 2))
+        XCTAssertTrue(unmanaged.contains(again))
+        XCTAssertEqual(unmanaged.index(of: again), 0)
         XCTAssertEqual(ann.dogs[0].value(forKeyPath: "owner.id") as? Int, 1)
         XCTAssertNil(RNDog().value(forKeyPath: "owner.name"), "a nil link on the way")
 

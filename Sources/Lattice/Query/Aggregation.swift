@@ -22,10 +22,15 @@ enum Aggregation {
 
     /// NaN is skipped, as by `max` (nothing compares with it, so it is neither the smallest nor the largest).
     static func extreme<T: _Persistable>(_ values: [ScalarValue], _ t: Target, smallest: Bool, _ what: String) throws -> T? {
+        guard let best = extreme(values, smallest: smallest) else { return nil }
+        return try cast(best.swiftValue(t.kind), t, what)
+    }
+
+    static func extreme(_ values: [ScalarValue], smallest: Bool) -> ScalarValue? {
         let ordered = values.filter { if case let .double(d) = $0 { return !d.isNaN } else { return true } }
         guard var best = ordered.first else { return nil }
         for v in ordered.dropFirst() where ScalarValue.compare(v, best) * (smallest ? -1 : 1) > 0 { best = v }
-        return try cast(best.swiftValue(t.kind), t, what)
+        return best
     }
 
     static func sum<T: _Persistable>(_ values: [ScalarValue], _ t: Target) throws -> T {
@@ -119,6 +124,36 @@ enum ObjectAggregates {
     static func average<S: Sequence, T: _Persistable>(_ objects: S, _ type: Object.Type, _ property: String) throws -> T? where S.Element: Object {
         let t = try target(type, property, allowDates: false)
         return try Aggregation.average(Aggregation.values(objects, t), t)
+    }
+
+    /// A collection operator of key-value coding over `property` (`@min`, `@max`, `@sum`, `@avg`), as
+    /// Realm's `value(forKeyPath: "@max.age")`: integers as `Int`, averages of integers as `Double`; nil
+    /// for `@min`, `@max` and `@avg` of no values.
+    static func keyValueOperator<S: Sequence>(_ name: String, _ objects: S, _ type: Object.Type, _ property: String) throws -> Any?
+    where S.Element: Object {
+        let extreme = name == "@min" || name == "@max"
+        guard extreme || name == "@sum" || name == "@avg" else {
+            throw LatticeError.invalidQuery(message: "'\(name)' is not a collection operator of value(forKeyPath:) "
+                + "(use @count, @min, @max, @sum or @avg).")
+        }
+        let t = try target(type, property, allowDates: extreme)
+        let values = Aggregation.values(objects, t)
+        let result: ScalarValue?
+        switch name {
+        case "@sum": result = try Aggregation.total(values, t)
+        case "@avg":
+            guard !values.isEmpty else { return nil }
+            switch try Aggregation.total(values, t) {
+            case let .int(i): result = .double(Double(i) / Double(values.count))
+            case let .double(d): result = .double(d / Double(values.count))
+            case let .decimal(d): result = .decimal(d / Decimal(values.count))
+            default: result = nil
+            }
+            if case .double(let d)? = result { return d }
+        default: result = Aggregation.extreme(values, smallest: name == "@min")
+        }
+        if case .int(let i)? = result, t.kind != .bool { return Int(i) }
+        return result?.swiftValue(t.kind)
     }
 }
 

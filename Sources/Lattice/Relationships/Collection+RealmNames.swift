@@ -15,12 +15,32 @@ extension LatticeCollection where Self: Collection, Index == Int {
 }
 
 extension LatticeCollection where Element: Object {
-    /// The value of the property `key` of every object, in order (Realm's `value(forKey:)`); an unknown
-    /// name stops with a message, as ``Object/value(forKey:)`` does.
-    public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
+    /// Realm's `value(forKey:)`: an array (`[Any?]`) of the property `key` of every object, in order;
+    /// `"self"` gives the objects themselves, and a collection operator works as in
+    /// ``value(forKeyPath:)``. An unknown name stops with a message, as ``Object/value(forKey:)`` does.
+    public func value(forKey key: String) -> Any? {
+        if key == "self" || key.hasPrefix("@") { return value(forKeyPath: key) }
+        return map { $0.value(forKey: key) }
+    }
 
-    /// The value at the end of `keyPath` for every object, in order (see ``Object/value(forKeyPath:)``).
-    public func value(forKeyPath keyPath: String) -> [Any?] { map { $0.value(forKeyPath: keyPath) } }
+    /// Realm's `value(forKeyPath:)`: an array (`[Any?]`) of the value at the end of `keyPath` for every
+    /// object, in order (see ``Object/value(forKeyPath:)``), or, for a collection operator, one value:
+    /// `"@count"`, and `"@min.age"`, `"@max.age"`, `"@sum.age"`, `"@avg.age"` over a number (or, for
+    /// `@min` and `@max`, date) property. A wrong name stops with a message (Realm raises an exception).
+    public func value(forKeyPath keyPath: String) -> Any? {
+        if keyPath == "self" { return map { $0 } }
+        guard keyPath.hasPrefix("@") else { return map { $0.value(forKeyPath: keyPath) } }
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        if parts == ["@count"] { return count }
+        do {
+            guard parts.count == 2 else {
+                throw LatticeError.invalidQuery(message: "'\(keyPath)' needs a property after its collection operator (for example '@max.age').")
+            }
+            return try ObjectAggregates.keyValueOperator(parts[0], self, Element.self, parts[1])
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
 }
 
 

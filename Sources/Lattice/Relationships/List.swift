@@ -103,6 +103,13 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         }
     }
 
+    /// The elements in `bounds`. Setting replaces them with any number of elements, as for an `Array`
+    /// (`list[1..<4] = other[0..<2]` leaves the list one shorter); a managed list needs a write transaction.
+    public subscript(bounds: Range<Int>) -> Slice<List> {
+        get { Slice(base: self, bounds: bounds) }
+        set { replaceSubrange(bounds, with: Array(newValue)) }
+    }
+
     private func checkIndex(_ index: Int, _ limit: Int) {
         precondition(index >= 0 && index < limit, "Index \(index) is out of range for a List of \(limit) elements.")
     }
@@ -208,7 +215,8 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
         var needle: [UInt8] = []
         if let object = objectValue(element) {
             guard object._lattice != nil || managed == nil else { return nil }
-            if managed == nil { return values.firstIndex { objectValue($0) === object } }
+            // The same stored object, or the same instance for unmanaged ones (`==`), as `contains` finds.
+            if managed == nil { return values.firstIndex { objectValue($0).map { $0 == object } ?? false } }
         }
         element._latticeEncode(into: &needle)
         if let managed {
