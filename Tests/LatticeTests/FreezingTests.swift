@@ -188,6 +188,28 @@ final class FreezingTests: XCTestCase {
         assertLatticeError(try handle.add(FrozenDog()), .frozen(operation: "add(_:)"))
         XCTAssertFalse(handle.refresh())
 
+        // So is observing it, as in Realm: on the handle's thread and on a queue, for every kind.
+        var errors: [LatticeError] = []
+        let record: (Error) -> Void = { errors.append(($0 as? LatticeError) ?? .frozen(operation: "?")) }
+        let queueErrors = Locked(0)
+        let tokens = [
+            frozen.observe { if case .error(let e) = $0 { record(e) } },
+            dogs.observe { if case .error(let e) = $0 { record(e) } },
+            tags.observe { if case .error(let e) = $0 { record(e) } },
+            scores.observe { if case .error(let e) = $0 { record(e) } },
+            walkers.observe { if case .error(let e) = $0 { record(e) } },
+            handle.objects(FrozenDog.self).observe { if case .error(let e) = $0 { record(e) } },
+            dogs.observe(on: DispatchQueue(label: "frozen")) { if case .error = $0 { queueErrors.withLock { $0 += 1 } } },
+            handle.objects(FrozenDog.self).observe(on: DispatchQueue(label: "frozen")) { if case .error = $0 { queueErrors.withLock { $0 += 1 } } },
+        ]
+        XCTAssertEqual(errors, Array(repeating: .frozen(operation: "observe"), count: 6))
+        XCTAssertEqual(queueErrors.withLock { $0 }, 2)
+        var told = false
+        let handleToken = handle.observe { _, _ in told = true }
+        RunLoop.current.run(until: Date().addingTimeInterval(0.02))
+        XCTAssertFalse(told)
+        (tokens + [handleToken]).forEach { $0.invalidate() }
+
         // Thawing gives the live state; a deleted object thaws to nil.
         let thawed = try XCTUnwrap(frozen.thaw())
         XCTAssertFalse(thawed.isFrozen)

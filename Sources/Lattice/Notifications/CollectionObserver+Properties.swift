@@ -13,12 +13,27 @@ extension MutableSet {
             block(.error(LatticeError.unsupported(feature: "Observing an unmanaged MutableSet")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
+        return managed.lattice.register(observer(managed, keyPaths, block), keyPaths: keyPaths, of: managed.property.target,
+                                        onError: { block(.error($0)) })
+    }
+
+    /// Observes the set on `queue` (nil: as ``observe(keyPaths:_:)``). The set handed to `block` belongs
+    /// to a handle opened for the queue, already at the new version: use it only there.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (LatticeCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+        guard let queue, let managed else { return observe(keyPaths: keyPaths, block) }
+        return managed.observe(on: queue, keyPaths: keyPaths, of: managed.property.target, onError: { block(.error($0)) }) { (set: MutableSet, managed) in
+            set.observer(managed, keyPaths, block)
+        }
+    }
+
+    private func observer(_ managed: ManagedCollection, _ keyPaths: [String]?,
+                          _ block: @escaping (LatticeCollectionChange<MutableSet<Element>>) -> Void) -> any HandleObserver {
         let property = managed.property
         let watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in
             try SetTable(table: property.collectionTable!, owner: key).entries(lattice.readTransaction()).map(\.value)
         }, payload: { $0 })
-        return managed.lattice.register(CollectionObserver(self, watch, block), keyPaths: keyPaths, of: property.target,
-                                        onError: { block(.error($0)) })
+        return CollectionObserver(self, watch, block)
     }
 }
 
@@ -50,6 +65,22 @@ extension Map {
             block(.error(LatticeError.unsupported(feature: "Observing an unmanaged Map")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
+        return managed.lattice.register(observer(managed, keyPaths, block), keyPaths: keyPaths, of: managed.property.target,
+                                        onError: { block(.error($0)) })
+    }
+
+    /// Observes the map on `queue` (nil: as ``observe(keyPaths:_:)``). The map handed to `block` belongs
+    /// to a handle opened for the queue, already at the new version: use it only there.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (LatticeMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+        guard let queue, let managed else { return observe(keyPaths: keyPaths, block) }
+        return managed.observe(on: queue, keyPaths: keyPaths, of: managed.property.target, onError: { block(.error($0)) }) { (map: Map, managed) in
+            map.observer(managed, keyPaths, block)
+        }
+    }
+
+    private func observer(_ managed: ManagedCollection, _ keyPaths: [String]?,
+                          _ block: @escaping (LatticeMapChange<Map<Key, Value>>) -> Void) -> any HandleObserver {
         let property = managed.property
         let read: (Lattice, Int64) throws -> [MapEntryIdentity] = { lattice, key in
             try MapTable(table: property.collectionTable!, owner: key).entries(lattice.readTransaction())
@@ -74,7 +105,7 @@ extension Map {
             }
         }
         observer.willUpdate = { compared = ($0, $1) }
-        return managed.lattice.register(observer, keyPaths: keyPaths, of: property.target, onError: { block(.error($0)) })
+        return observer
     }
 }
 
@@ -90,6 +121,27 @@ extension LinkingObjects {
             block(.error(LatticeError.unsupported(feature: "Observing the linking objects of an unmanaged object")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
+        return managed.lattice.register(observer(managed, originInfo, originProperty, keyPaths, block), keyPaths: keyPaths, of: originInfo,
+                                        onError: { block(.error($0)) })
+    }
+
+    /// Observes the objects linking here on `queue` (nil: as ``observe(keyPaths:_:)``). The collection
+    /// handed to `block` belongs to a handle opened for the queue, already at the new version: use it
+    /// only there.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (LatticeCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
+        guard let queue, let managed, let originInfo else { return observe(keyPaths: keyPaths, block) }
+        return managed.observe(on: queue, keyPaths: keyPaths, of: originInfo, onError: { block(.error($0)) }) { (linking: LinkingObjects, managed) in
+            // Found as the observed collection was (the same property of the same schema).
+            guard let originInfo = linking.originInfo, let originProperty = linking.originLink else {
+                throw LatticeError.objectInvalidated(className: managed.info.name)
+            }
+            return linking.observer(managed, originInfo, originProperty, keyPaths, block)
+        }
+    }
+
+    private func observer(_ managed: ManagedCollection, _ originInfo: ClassInfo, _ originProperty: PropertyInfo, _ keyPaths: [String]?,
+                          _ block: @escaping (LatticeCollectionChange<LinkingObjects<Element>>) -> Void) -> any HandleObserver {
         let owner = managed.owner
         let observed = ObservedColumns(originInfo, keyPaths: keyPaths)
         let watch = CollectionWatch<Int64>(
@@ -113,7 +165,6 @@ extension LinkingObjects {
                 let bit = ChangeSet.columnBit(originProperty.column)
                 return changes.modified.values.contains { $0 & bit != 0 } ? nil : old
             })
-        return managed.lattice.register(CollectionObserver(self, watch, block), keyPaths: keyPaths, of: originInfo,
-                                        onError: { block(.error($0)) })
+        return CollectionObserver(self, watch, block)
     }
 }

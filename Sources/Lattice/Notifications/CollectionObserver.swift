@@ -179,7 +179,7 @@ extension Results {
         guard let queue else { return observe(keyPaths: keyPaths, block) }
         do {
             let recipe = try ResultsRecipe(self)
-            return QueueDelivery.start(configuration: lattice.configuration, env: lattice.env, on: queue, onError: { block(.error($0)) }) { handle in
+            return QueueDelivery.start(from: lattice, on: queue, onError: { block(.error($0)) }) { handle in
                 let results: Results<Element> = try recipe.results(on: handle)
                 if let info = results.info, let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) { throw error }
                 return CollectionObserver(results, results.collectionWatch(keyPaths: keyPaths), block)
@@ -449,11 +449,47 @@ extension List {
             block(.error(LatticeError.unsupported(feature: "Observing an unmanaged List")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
+        return managed.lattice.register(observer(managed, keyPaths, block), keyPaths: keyPaths, of: managed.property.target,
+                                        onError: { block(.error($0)) })
+    }
+
+    /// Observes the list on `queue` (nil: as ``observe(keyPaths:_:)``). The list handed to `block` belongs
+    /// to a handle opened for the queue, already at the new version: use it only there.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue?,
+                        _ block: @escaping @Sendable (LatticeCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        guard let queue else { return observe(keyPaths: keyPaths, block) }
+        guard let managed else { return observe(keyPaths: keyPaths, block) }  // unmanaged: `.error`
+        return managed.observe(on: queue, keyPaths: keyPaths, of: managed.property.target, onError: { block(.error($0)) }) { (list: List, managed) in
+            list.observer(managed, keyPaths, block)
+        }
+    }
+
+    private func observer(_ managed: ManagedCollection, _ keyPaths: [String]?,
+                          _ block: @escaping (LatticeCollectionChange<List<Element>>) -> Void) -> any HandleObserver {
         let property = managed.property
         var watch = managed.watch(keyPaths: keyPaths, elements: { lattice, key in try lattice.listPayloads(property, owner: key) },
                                   payload: { $0 })
         watch.incremental = managed.listIncrementalChange(keyPaths: keyPaths)
-        return managed.lattice.register(CollectionObserver(self, watch, block), keyPaths: keyPaths, of: property.target,
-                                        onError: { block(.error($0)) })
+        return CollectionObserver(self, watch, block)
+    }
+}
+
+extension ManagedCollection {
+    /// Observes on `queue` this collection read through a handle opened there: `make` builds the observer
+    /// of that handle's collection (of type `C`, with its binding). Key paths are checked against `target`.
+    func observe<C>(on queue: DispatchQueue, keyPaths: [String]?, of target: ClassInfo?, onError: @escaping @Sendable (Error) -> Void,
+                    make: @escaping @Sendable (C, ManagedCollection) throws -> any HandleObserver) -> NotificationToken {
+        if let target, let error = ObservedColumns.invalidKeyPath(keyPaths, of: target) {
+            onError(error)
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        let className = info.name, key = owner._key, name = property.name
+        return QueueDelivery.start(from: lattice, on: queue, onError: onError) { handle in
+            guard let info = handle.classesByName[className], let owner = try handle.fetchObject(info, key: key),
+                  let property = info.property(named: name), let collection = owner.value(of: property) as? C else {
+                throw LatticeError.objectInvalidated(className: className)
+            }
+            return try make(collection, ManagedCollection(owner: owner, property: property))
+        }
     }
 }

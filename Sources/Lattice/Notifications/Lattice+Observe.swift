@@ -5,9 +5,14 @@ extension Lattice {
     /// Observes the handle: `block` gets ``Notification/didChange`` each time the handle moves to a newer
     /// commit (delivered on this thread's run loop and by ``refresh()``), or, with ``autorefresh`` off,
     /// ``Notification/refreshRequired`` when a newer commit exists. A commit of this handle (an empty
-    /// write too) calls `block` at once, before `commitWrite()` returns, as in Realm.
+    /// write too) calls `block` at once, before `commitWrite()` returns, as in Realm. A frozen handle
+    /// never changes: its observers are never called.
     public func observe(_ block: @escaping (Notification, Lattice) -> Void) -> NotificationToken {
         let flag = ObserverFlag()
+        if isFrozen {  // a frozen handle never changes: nothing to tell
+            flag.deactivate()
+            return NotificationToken(flag: flag, stop: {})
+        }
         do {
             try observation.addLatticeObserver(flag, block)
         } catch {
@@ -29,6 +34,11 @@ extension Lattice {
         if writer != nil {
             onError(LatticeError.unsupported(feature: "Registering a notification observer inside a write transaction "
                 + "(register it before beginWrite() or after commitWrite())"))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        // As in Realm: frozen data never changes, so observing it is a mistake worth telling.
+        if isFrozen {
+            onError(LatticeError.frozen(operation: "observe"))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         do {
@@ -80,10 +90,16 @@ enum QueueDelivery {
         let state = Mutex(State())
     }
 
-    /// Starts an observer that `make` builds on the queue's handle, and delivers its changes there.
-    static func start(configuration: Lattice.Configuration, env: Environment, on queue: DispatchQueue,
+    /// Starts an observer that `make` builds on a handle of `lattice`'s file opened for the queue, and
+    /// delivers its changes there. A frozen handle's data never changes: that is an error.
+    static func start(from lattice: Lattice, on queue: DispatchQueue,
                       onError: @escaping @Sendable (Error) -> Void,
                       make: @escaping @Sendable (Lattice) throws -> any HandleObserver) -> NotificationToken {
+        if lattice.isFrozen {
+            onError(LatticeError.frozen(operation: "observe"))
+            return NotificationToken(flag: ObserverFlag(), stop: {})
+        }
+        let configuration = lattice.configuration, env = lattice.env
         let flag = ObserverFlag()
         let slot = Slot()
         let deliver: @Sendable () -> Void = {

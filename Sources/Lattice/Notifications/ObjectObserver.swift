@@ -190,7 +190,7 @@ extension LatticeObservable where Self: Object {
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         let className = info.name, key = _key
-        return QueueDelivery.start(configuration: lattice.configuration, env: lattice.env, on: queue, onError: { block(.error($0)) }) { handle in
+        return QueueDelivery.start(from: lattice, on: queue, onError: { block(.error($0)) }) { handle in
             guard let info = handle.classesByName[className], let object = try handle.fetchObject(info, key: key) as? Self else {
                 throw LatticeError.objectInvalidated(className: className)
             }

@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Lattice conforms every supported type and their optionals; conform your raw-value
 /// enums through ``PersistableEnum``. The underscored requirements are the storage codec and are not
-/// meant to be implemented by hand.
-public protocol _Persistable {
+/// meant to be implemented by hand. The type itself may be used from any isolation (its conformance is
+/// not isolated to an actor): observers delivered on a queue rebuild collections of it there.
+public protocol _Persistable: SendableMetatype {
     /// The storage type.
     static var _latticeType: PropertyType { get }
     /// Whether nil is a value of the type.
