@@ -429,4 +429,59 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertEqual(person["pets"]?.originProperty, "owner")
         XCTAssertEqual(RNPerson().objectSchema.properties.count, 6)
     }
+
+    /// The key-path aggregates read an unmanaged collection's objects, and a map of objects has them
+    /// (and `sorted(by:)`), as Realm's do.
+    func testKeyPathAggregatesOfUnmanagedCollectionsAndMaps() throws {
+        let dogs = List<RNDog>()
+        for (id, age) in [(1, 4), (2, 9), (3, 2)] { dogs.append(try RNDog(value: ["id": id, "age": age])) }
+        XCTAssertEqual(try dogs.min(of: \.age), 2)
+        XCTAssertEqual(try dogs.max(of: \.age), 9)
+        XCTAssertEqual(try dogs.sum(of: \.age), 15)
+        XCTAssertEqual(try dogs.average(of: \.age), 5)
+        XCTAssertNil(try List<RNDog>().max(of: \.age))
+        XCTAssertThrowsError(try dogs.sorted(by: \.age), "sorting needs a managed collection")
+        let set = MutableSet<RNDog>()
+        set.insert(objectsIn: Array(dogs))
+        XCTAssertEqual(try set.sum(of: \.id), 6)
+
+        let db = makeTempDatabase("map-keypaths")
+        let lattice = try db.open([RNMapOwner.self, RNDog.self, RNPerson.self])
+        let owner = try lattice.write { () -> RNMapOwner in
+            let owner = try lattice.create(RNMapOwner.self, value: [:])
+            for dog in dogs { owner.dogs["d\(dog.id)"] = try lattice.create(RNDog.self, value: ["id": dog.id, "age": dog.age]) }
+            owner.dogs["none"] = RNDog?.none
+            return owner
+        }
+        XCTAssertEqual(try owner.dogs.min(of: \.age), 2)
+        XCTAssertEqual(try owner.dogs.max(of: \.age), 9)
+        XCTAssertEqual(try owner.dogs.sum(of: \.age), 15)
+        XCTAssertEqual(try owner.dogs.average(of: \.age), 5)
+        XCTAssertEqual(try owner.dogs.sorted(by: \.age, ascending: false).map(\.id), [2, 1, 3])
+    }
+
+    func testMoreOfRealmsNames() throws {
+        XCTAssertNotEqual(ObjectId.generate(), ObjectId.generate())
+        XCTAssertEqual(ObjectId("6058f12682b2fbb1f334ef1d"), ObjectId(string: "6058f12682b2fbb1f334ef1d"))
+        XCTAssertEqual(PropertyType.UUID, .uuid)
+        XCTAssertEqual(PropertyType.decimal128, .decimal)
+        let db = makeTempDatabase("realm-names-file")
+        let configuration = db.configuration(types)
+        XCTAssertFalse(Lattice.fileExists(for: configuration))
+        XCTAssertFalse(Lattice.fileExists(for: Lattice.Configuration(inMemoryIdentifier: "x")))
+        let lattice = try Lattice(configuration: configuration)
+        XCTAssertTrue(Lattice.fileExists(for: configuration))
+        XCTAssertEqual(lattice.schema["RNDog"]?.properties.filter(\.isPrimary).map(\.name), ["id"])
+        let previous = Lattice.Configuration.defaultConfiguration
+        defer { Lattice.Configuration.defaultConfiguration = previous }
+        Lattice.Configuration.defaultConfiguration = configuration
+        let byURL = try Lattice(fileURL: db.url)
+        XCTAssertEqual(byURL.configuration.fileURL?.path, db.url.path)
+        XCTAssertTrue(byURL.objects(RNDog.self).isEmpty)
+    }
 }
+
+final class RNMapOwner: Object {
+    @Persisted var dogs: Map<String, RNDog?>
+}
+

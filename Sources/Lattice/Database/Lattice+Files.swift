@@ -1,6 +1,21 @@
 import Foundation
 
 extension Lattice {
+    /// Opens the file at `fileURL` with the default configuration's other settings (Realm's
+    /// `Realm(fileURL:)`).
+    public convenience init(fileURL: URL) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        try self.init(configuration: configuration)
+    }
+
+    /// Whether the data file of `configuration` exists (Realm's `fileExists(for:)`); false for an
+    /// in-memory configuration.
+    public static func fileExists(for configuration: Configuration) -> Bool {
+        guard configuration.inMemoryIdentifier == nil, let url = configuration.fileURL else { return false }
+        return FileManager.default.fileExists(atPath: url.path)
+    }
+
     /// Writes a compacted copy of the database's latest commit to a new file at `fileURL`.
     ///
     /// The copy is consistent (one commit, whole) and holds no free pages; other threads and processes

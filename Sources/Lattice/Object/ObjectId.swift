@@ -50,6 +50,20 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(bytes: out)
     }
 
+    /// A new, unique id (Realm's name for ``init()``).
+    public static func generate() -> ObjectId { ObjectId() }
+
+    /// An id from a 24-character hexadecimal literal (`ObjectId("6058f12682b2fbb1f334ef1d")`), as Realm's
+    /// initializer takes it; a malformed literal is a programming error and stops with a message. For
+    /// text read at run time use ``init(string:)``, which returns nil instead.
+    public init(_ literal: StaticString) {
+        let text = literal.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+        guard let id = ObjectId(string: text) else {
+            preconditionFailure("'\(text)' is not an ObjectId: 24 hexadecimal digits are needed.")
+        }
+        self = id
+    }
+
     /// The bytes as an array.
     public var byteArray: [UInt8] { withUnsafeBytes(of: bytes) { Array($0) } }
 

@@ -84,16 +84,31 @@ enum Aggregation {
 
     /// The non-nil values of the target property of `objects` (managed or not).
     static func values<S: Sequence>(_ objects: S, _ t: Target) -> [ScalarValue] where S.Element: Object {
-        objects.compactMap { object -> ScalarValue? in
-            switch object.value(ofProperty: t.property) {
-            case let v as Bool: return .int(v ? 1 : 0)
-            case let v as Date: return .double(v.timeIntervalSinceReferenceDate)
-            case let v as Decimal: return .decimal(v)
-            case let v as Float: return .double(Double(v))
-            case let v as Double: return .double(v)
-            case let v?: return Int64._latticeCast(v).map { .int($0) }
-            case nil: return nil
-            }
+        objects.compactMap { scalar($0.value(ofProperty: t.property)) }
+    }
+
+    /// The target and the non-nil values of what `keyPath` reads in `objects` at hand (an unmanaged
+    /// collection, where no schema names the property).
+    static func values<S: Sequence, V: _Persistable>(_ objects: S, _ keyPath: KeyPath<S.Element, V>,
+                                                     allowDates: Bool) throws -> (Target, [ScalarValue]) where S.Element: Object {
+        let className = "\(S.Element.self)", property = "\(keyPath)"
+        guard let kind = ScalarKind(type: V._latticeType), kind.isNumber || (allowDates && kind == .date) else {
+            throw LatticeError.wrongType(className: className, property: property, expected: allowDates ? "a number or a date" : "a number",
+                                         found: "\(V.self)")
+        }
+        let t = Target(className: className, property: property, kind: kind, type: V._latticeType)
+        return (t, objects.compactMap { scalar($0[keyPath: keyPath]._latticeAnyValue) })
+    }
+
+    private static func scalar(_ value: Any?) -> ScalarValue? {
+        switch value {
+        case let v as Bool: return .int(v ? 1 : 0)
+        case let v as Date: return .double(v.timeIntervalSinceReferenceDate)
+        case let v as Decimal: return .decimal(v)
+        case let v as Float: return .double(Double(v))
+        case let v as Double: return .double(v)
+        case let v?: return Int64._latticeCast(v).map { .int($0) }
+        case nil: return nil
         }
     }
 }

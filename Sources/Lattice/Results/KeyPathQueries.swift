@@ -44,9 +44,9 @@ extension Results {
     }
 }
 
-/// The key-path forms for a managed List, MutableSet or LinkingObjects of objects (see the ones of
-/// ``Results``); an unmanaged collection throws ``LatticeError/objectNotManaged(className:operation:)``
-/// (Swift's own `map(\.age).max()` reads it).
+/// The key-path forms for a List, MutableSet or LinkingObjects of objects (see the ones of ``Results``).
+/// Sorting and `distinct` of an unmanaged collection throw
+/// ``LatticeError/objectNotManaged(className:operation:)``; the aggregates read its objects, as Realm's do.
 extension _ObjectCollection {
     /// The objects of the collection sorted by one property.
     public func sorted<V: _Persistable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) throws -> Results<Element> {
@@ -60,17 +60,31 @@ extension _ObjectCollection {
     }
 
     /// The smallest non-nil value of a number or Date property.
-    public func min<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? { try results("min(of:)").min(of: keyPath) }
+    public func min<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
+        if let results = _objectResults { return try results.min(of: keyPath) }
+        let (t, values) = try Aggregation.values(self, keyPath, allowDates: true)
+        return try Aggregation.extreme(values, t, smallest: true, "min(of:)")
+    }
 
     /// The largest non-nil value of a number or Date property.
-    public func max<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? { try results("max(of:)").max(of: keyPath) }
+    public func max<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
+        if let results = _objectResults { return try results.max(of: keyPath) }
+        let (t, values) = try Aggregation.values(self, keyPath, allowDates: true)
+        return try Aggregation.extreme(values, t, smallest: false, "max(of:)")
+    }
 
     /// The sum of the non-nil values of a number property.
-    public func sum<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V { try results("sum(of:)").sum(of: keyPath) }
+    public func sum<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V {
+        if let results = _objectResults { return try results.sum(of: keyPath) }
+        let (t, values) = try Aggregation.values(self, keyPath, allowDates: false)
+        return try Aggregation.sum(values, t)
+    }
 
     /// The mean of the non-nil values of a number property, as the property's type (integers rounded
     /// toward zero).
     public func average<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
-        try results("average(of:)").average(of: keyPath)
+        if let results = _objectResults { return try results.average(of: keyPath) }
+        let (t, values) = try Aggregation.values(self, keyPath, allowDates: false)
+        return try Aggregation.average(values, t)
     }
 }

@@ -65,6 +65,37 @@ extension Map {
     public func average<T: Object, V: _Persistable>(ofProperty property: String) throws -> V? where Value == T? {
         try ObjectAggregates.average(values.compactMap { $0 }, T.self, property)
     }
+
+    /// The map's objects sorted by the property a key path reads (see ``Results/sorted(by:ascending:)``).
+    public func sorted<T: Object, V: _Persistable>(by keyPath: KeyPath<T, V>, ascending: Bool = true) throws -> Results<T>
+    where Value == T? {
+        try objectResults("sorted").sorted(by: keyPath, ascending: ascending)
+    }
+
+    /// The smallest non-nil value of the number or Date property a key path reads (unmanaged maps too).
+    public func min<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V? where Value == T? {
+        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: true)
+        return try Aggregation.extreme(found, t, smallest: true, "min(of:)")
+    }
+
+    /// The largest non-nil value of the number or Date property a key path reads (unmanaged maps too).
+    public func max<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V? where Value == T? {
+        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: true)
+        return try Aggregation.extreme(found, t, smallest: false, "max(of:)")
+    }
+
+    /// The sum of the non-nil values of the number property a key path reads (unmanaged maps too).
+    public func sum<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V where Value == T? {
+        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: false)
+        return try Aggregation.sum(found, t)
+    }
+
+    /// The mean of the non-nil values of the number property a key path reads, as its type (integers
+    /// rounded toward zero); unmanaged maps too.
+    public func average<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V? where Value == T? {
+        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: false)
+        return try Aggregation.average(found, t)
+    }
 }
 
 extension Map where Value: Comparable {
