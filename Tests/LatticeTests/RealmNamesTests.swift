@@ -481,6 +481,42 @@ final class RealmNamesTests: XCTestCase {
     }
 }
 
+extension RealmNamesTests {
+    /// As Realm's: unmanaged collections are equal by their elements, managed ones when they are the
+    /// same stored collection (through any handle), and never one of each.
+    func testCollectionsAreEqualAsRealmsAre() throws {
+        let a = try RNDog(value: ["id": 1]), b = try RNDog(value: ["id": 2])
+        let list1 = List<RNDog>(), list2 = List<RNDog>()
+        XCTAssertEqual(list1, list2, "empty")
+        list1.append(objectsIn: [a, b])
+        list2.append(objectsIn: [a, b])
+        XCTAssertEqual(list1, list2)
+        list2.swapAt(0, 1)
+        XCTAssertNotEqual(list1, list2, "order counts")
+        let set1 = MutableSet<String>(), set2 = MutableSet<String>()
+        set1.insert(objectsIn: ["x", "y"])
+        set2.insert(objectsIn: ["y", "x"])
+        XCTAssertEqual(set1, set2)
+        set2.insert("z")
+        XCTAssertNotEqual(set1, set2)
+        let map1 = Map<String, Int>(), map2 = Map<String, Int>()
+        map1["k"] = 1
+        map2["k"] = 1
+        XCTAssertEqual(map1, map2)
+        map2["k"] = 2
+        XCTAssertNotEqual(map1, map2)
+
+        let db = try seeded()
+        let lattice = try db.open(types), other = try db.open(types)
+        let ann = try self.ann(lattice)
+        XCTAssertEqual(ann.dogs, try self.ann(other).dogs, "the same stored list through another handle")
+        XCTAssertEqual(ann.tags, ann.tags)
+        let copy = List<RNDog>()
+        copy.append(objectsIn: Array(ann.dogs))
+        XCTAssertNotEqual(ann.dogs, copy, "managed and unmanaged")
+    }
+}
+
 final class RNMapOwner: Object {
     @Persisted var dogs: Map<String, RNDog?>
 }
