@@ -59,7 +59,7 @@ final class KeyPathAPITests: LinkQueryTestCase {
         try makeSample()
         let dogs = lattice.objects(LDog.self)
         for (operation, call) in [("sorted", { _ = try dogs.sorted(by: \.greeting) }),
-                                  ("through a link", { _ = try dogs.sorted(by: \.owner?.name) }),
+                                  ("computed through a link", { _ = try dogs.sorted(by: \.owner?.name.count) }),
                                   ("max", { _ = try dogs.max(of: \.greeting) }),
                                   ("distinct", { _ = try dogs.distinct(by: [\LDog.greeting]) })] as [(String, () throws -> Void)] {
             XCTAssertThrowsError(try call(), operation) { error in
@@ -67,10 +67,49 @@ final class KeyPathAPITests: LinkQueryTestCase {
                 XCTAssertTrue(message.contains("LDog") && message.contains("\\LDog."), message)
             }
         }
-        XCTAssertThrowsError(try LPerson().dogs.max(of: \.age)) { error in
+        XCTAssertThrowsError(try LPerson().dogs.sorted(by: \.age)) { error in
             guard case LatticeError.objectNotManaged = error else { return XCTFail("\(error)") }
         }
         XCTAssertEqual(dogs.count, 4, "nothing changed")
+    }
+
+    /// Key paths through to-one links name the same paths as the string forms (`\.owner?.name` is
+    /// `"owner.name"`), as Realm's do: sorting, `distinct` and observation.
+    func testKeyPathsThroughLinks() throws {
+        let (ann, bo, _) = try makeSample()
+        let dogs = lattice.objects(LDog.self)
+        try lattice.write {
+            for dog in dogs { dog.owner = ann.dogs.contains(dog) ? ann : bo }
+            ann.partner = bo
+            bo.partner = ann
+        }
+        XCTAssertEqual(try dogs.sorted(by: \.owner?.name, ascending: false).map(\.name),
+                       try dogs.sorted(byKeyPath: "owner.name", ascending: false).map(\.name))
+        XCTAssertEqual(try dogs.sorted(by: \.owner?.partner?.age).map(\.name),
+                       try dogs.sorted(byKeyPath: "owner.partner.age").map(\.name))
+        XCTAssertEqual(try dogs.sorted(by: \.owner?.address?.city).map(\.name),
+                       try dogs.sorted(byKeyPath: "owner.address.city").map(\.name), "an embedded object on the way")
+        XCTAssertEqual(try dogs.distinct(by: [\LDog.owner?.name]).count, 2)
+        XCTAssertEqual(try ann.dogs.sorted(by: \.owner?.age).count, 2)
+
+        var modifications: [[Int]] = []
+        var changed: [[String]] = []
+        let rex = try XCTUnwrap(dogs.filter("name == 'Rex'").first)
+        let sorted = try dogs.sorted(by: \.name)
+        let tokens = [
+            sorted.observe(keyPaths: [\.owner?.name]) { if case let .update(_, _, _, m) = $0 { modifications.append(m) } },
+            rex.observe(keyPaths: [\.owner?.age]) { if case let .change(_, p) = $0 { changed.append(p.map(\.name)) } },
+        ]
+        lattice.refresh()
+        try lattice.write { bo.age = 41 }
+        lattice.refresh()
+        XCTAssertEqual(modifications, [], "the owners' age is not watched by the results")
+        try lattice.write { bo.name = "Bob" }
+        lattice.refresh()
+        let boDogs = sorted.enumerated().filter { $0.element.owner?.name == "Bob" }.map(\.offset)
+        XCTAssertEqual(modifications, [boDogs])
+        XCTAssertEqual(changed, rex.owner?.name == "Bob" ? [["owner"]] : [])
+        tokens.forEach { $0.invalidate() }
     }
 
     func testObserveByKeyPaths() throws {

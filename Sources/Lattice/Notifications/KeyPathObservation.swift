@@ -3,7 +3,7 @@ import Foundation
 // The key-path forms of `observe(keyPaths:)`: the properties that count as modifications named by Swift
 // key paths (`[\.name, \.dogs]`) instead of strings. Each key path names one `@Persisted` property of
 // the observed class (a single value, a link, a collection or a LinkingObjects property); one that reads
-// none hands `.error` to the block. Paths through links (`"owner.name"`) need the string form. An empty
+// none hands `.error` to the block. Paths through to-one links (`\.owner?.name`) name `"owner.name"`. An empty
 // array means what `[] as [String]` means: no property counts.
 
 /// The names of the properties `keyPaths` read, or nil after handing the error to `fail`. Without a

@@ -22,8 +22,62 @@ extension KeyPathResolver {
            let name = linkName(among: info.columns.filter(\.isLink), isSet: { ($0[keyPath: keyPath] as? Object) != nil }) {
             return name
         }
+        if let name = linkedName(keyPath) { return name }
         throw LatticeError.invalidQuery(message: "The key path \(keyPath) does not read a @Persisted property of '\(info.name)' "
-            + "(a path through a link or a collection needs the string form, for example \"owner.name\").")
+            + "or of an object its to-one links reach (a path through a collection needs the string form).")
+    }
+
+    /// The name (`"owner.name"`) of a key path through up to three to-one links (`\.owner?.name`), to a
+    /// single value, found by reading it on unmanaged probes, which touch no stored object: each link on
+    /// the way set to a new object of its class, and one property at the end set to a value other than
+    /// its default.
+    private func linkedName(_ keyPath: PartialKeyPath<Root>) -> String? {
+        var chains: [[PropertyInfo]] = info.columns.filter(\.isLink).map { [$0] }
+        for _ in 0..<3 where !chains.isEmpty {
+            for chain in chains {
+                guard let end = chain.last?.target else { continue }
+                for p in end.columns where !p.isLink && p.property.collection == nil && ScalarKind(p) != nil {
+                    if reads(keyPath, through: chain, p) { return (chain + [p]).map(\.name).joined(separator: ".") }
+                }
+            }
+            chains = chains.flatMap { chain in (chain.last?.target?.columns.filter(\.isLink) ?? []).map { chain + [$0] } }
+        }
+        return nil
+    }
+
+    /// Whether `keyPath` reads property `p` of the object the links `chain` reach.
+    private func reads(_ keyPath: PartialKeyPath<Root>, through chain: [PropertyInfo], _ p: PropertyInfo) -> Bool {
+        guard let marked = Self.markedValue(p.valueType) else { return false }
+        func read(_ value: Any?) -> [UInt8]? {
+            let root = Root()
+            var holder: Object = root
+            for link in chain {
+                guard let next = link.target?.type.init() else { return nil }
+                guard (try? holder.setValue(next, forProperty: link.name)) != nil else { return nil }
+                holder = next
+            }
+            if let value { guard (try? holder.setValue(value, forProperty: p.name)) != nil else { return nil } }
+            var out: [UInt8] = []
+            return p.valueType.encodeAny(root[keyPath: keyPath], into: &out) ? out : nil
+        }
+        var expected: [UInt8] = []
+        guard p.valueType.encodeAny(marked, into: &expected) else { return false }
+        return read(marked) == expected && read(nil) != expected
+    }
+
+    /// A value of `type` other than its default (what `scalarName` marks columns with), as `Any`.
+    private static func markedValue<V: _Persistable>(_ type: V.Type) -> Any? {
+        var base: [UInt8] = []
+        V._latticeDefault._latticeEncode(into: &base)
+        var payloads = markPayloads
+        if let e = V.self as? any PersistableEnum.Type { payloads += casePayloads(e) }
+        for payload in payloads {
+            let value = payload.withUnsafeBytes { V._latticeDecode($0) }
+            var out: [UInt8] = []
+            value._latticeEncode(into: &out)
+            if out != base { return value._latticeAnyValue }
+        }
+        return nil
     }
 
     /// The single-value property a key path reads, its value type opened from `valueType`.

@@ -252,8 +252,7 @@ struct KeyPathResolver<Root: Object> {
         guard !candidates.isEmpty else { return nil }  // before any decoding: a link's type has no decoder of its own
         var base: [UInt8] = []
         V._latticeDefault._latticeEncode(into: &base)
-        var payloads: [[UInt8]] = [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
-                                   [UInt8](repeating: 1, count: 16), [2], [0x32]]
+        var payloads = KeyPathResolver.markPayloads
         if let e = V.self as? any PersistableEnum.Type { payloads += KeyPathResolver.casePayloads(e) }
         let marked = payloads.first { p in
             var out: [UInt8] = []
@@ -294,7 +293,14 @@ struct KeyPathResolver<Root: Object> {
         return lattice.materialize(Root.self, info, key: 0, record: RecordBuffer.make(record))
     }
 
-    private static func casePayloads<E: PersistableEnum>(_ type: E.Type) -> [[UInt8]] {
+    /// Payloads that decode, for every value type, to something other than its default (the first that
+    /// does marks a column).
+    static var markPayloads: [[UInt8]] {
+        [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
+         [UInt8](repeating: 1, count: 16), [2], [0x32]]
+    }
+
+    static func casePayloads<E: PersistableEnum>(_ type: E.Type) -> [[UInt8]] {
         type.allCases.map { value in
             var out: [UInt8] = []
             value._latticeEncode(into: &out)

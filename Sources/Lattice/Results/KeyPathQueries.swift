@@ -5,9 +5,10 @@
 /// let byAge = try dogs.sorted(by: \.age, ascending: false)
 /// let oldest = try dogs.max(of: \.age)
 /// ```
-/// A key path names one `@Persisted` property of the element class; one that reads none (a computed
-/// property, or a path through a link such as `\.owner?.name`, which needs the string form
-/// `"owner.name"`) throws ``LatticeError/invalidQuery(message:)``.
+/// A key path names one `@Persisted` property of the element class, or, through up to three to-one
+/// links, of an object they reach (`\.owner?.name` names `"owner.name"`, for sorting and `distinct`);
+/// one that reads none (a computed property, or a path through a collection) throws
+/// ``LatticeError/invalidQuery(message:)``.
 extension Results {
     /// The name of the property `keyPath` reads.
     private func name(_ keyPath: PartialKeyPath<Element>) throws -> String {
