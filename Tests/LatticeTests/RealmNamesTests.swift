@@ -123,13 +123,26 @@ final class RealmNamesTests: XCTestCase {
                 numbers.move(from: 0, to: 3)                         // 1 2 11 10 12 13 14 15
                 numbers.swapAt(0, 7)                                 // 15 2 11 10 12 13 14 1
                 numbers.remove(atOffsets: IndexSet([1, 2, 5]))       // 15 10 12 14 1
-                numbers.move(fromOffsets: IndexSet([0, 2]), toOffset: 4)  // 10 14 15 12 1
-                numbers.replace(index: 4, object: 100)               // 10 14 15 12 100
+                numbers.move(fromOffsets: IndexSet([0, 2]), toOffset: 4)  // Realm's order: 10 12 1 15 14
+                numbers.replace(index: 4, object: 100)               // 10 12 1 15 100
                 dogs.move(fromOffsets: IndexSet([2]), toOffset: 0)   // c a b
             }
         }
         let ann = try ann(try db.open(types))
-        XCTAssertEqual(Array(ann.numbers), [10, 14, 15, 12, 100])
+        XCTAssertEqual(Array(ann.numbers), [10, 12, 1, 15, 100])
+        // Realm's own cases: one offset as an Array moves it; several in Realm's order.
+        let list = List<String>()
+        list.append(objectsIn: ["1", "2", "3"])
+        list.move(fromOffsets: IndexSet([1]), toOffset: 0)
+        XCTAssertEqual(Array(list), ["2", "1", "3"])
+        list.move(fromOffsets: IndexSet([0]), toOffset: 3)
+        XCTAssertEqual(Array(list), ["1", "3", "2"])
+        list.move(fromOffsets: IndexSet([0]), toOffset: 0)
+        list.move(fromOffsets: IndexSet(), toOffset: 1)
+        XCTAssertEqual(Array(list), ["1", "3", "2"])
+        list.replaceSubrange(0..., with: ["1", "2", "3"])
+        list.move(fromOffsets: IndexSet([0, 2]), toOffset: 1)
+        XCTAssertEqual(Array(list), ["2", "3", "1"])
         XCTAssertEqual(ann.dogs.map(\.name), ["c", "a", "b"])
     }
 

@@ -184,13 +184,15 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     public func remove(atOffsets offsets: IndexSet) {
         for range in offsets.rangeView.reversed() { removeSubrange(range) }
     }
-    /// Moves the elements at `offsets` so that they end up, in their order, before the element that was at
-    /// `destination` (SwiftUI's `onMove`; `destination == count` moves them to the end).
+    /// Moves the elements at `offsets` to `destination`, for SwiftUI's `onMove`, exactly as Realm's List
+    /// does: each offset, in ascending order, is moved with ``move(from:to:)`` to `destination` (to the
+    /// last position when `destination == count`). For one offset this is what an `Array` does; for
+    /// several, Realm's order (`[1, 2, 3]` moving offsets 0 and 2 to 1 gives `[2, 3, 1]`) is kept, so
+    /// code written for Realm sees the same list.
     public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
-        let moving = offsets.map { self[$0] }
-        let target = destination - offsets.count(in: 0..<destination)
-        remove(atOffsets: offsets)
-        insert(contentsOf: moving, at: target)
+        for offset in offsets {
+            move(from: offset, to: destination >= count ? destination - 1 : destination)
+        }
     }
     /// Replaces the element at `index`.
     public func replace(index: Int, object: Element) { self[index] = object }
