@@ -151,6 +151,16 @@ struct ResolvedPath {
     }
 
     /// The value of a path through to-one links only (sort and distinct keys); nil when a link is nil.
+    /// Whether the path reaches the object holding its value: no nil link on the way cuts it.
+    func reachesEnd(_ view: RecordView, _ context: RowContext) -> Bool {
+        var reached = false
+        forEachLeaf(view, context) { leaf, _ in
+            if case .record = leaf { reached = true }
+            return false
+        }
+        return reached
+    }
+
     func value(_ view: RecordView, _ context: RowContext) -> ScalarValue {
         guard case let .scalar(column) = end else { return .null }
         var value = ScalarValue.null

@@ -63,7 +63,9 @@ extension Results {
         return Results(lattice: lattice, info: info, query: q, source: source)
     }
 
-    /// The first object of each distinct combination of values of `keyPaths`, in result order.
+    /// The first object of each distinct combination of values of `keyPaths`, in result order. An object
+    /// with a nil link on the way to one of them (`"owner.name"` of a dog without owner) is left out,
+    /// as Realm leaves it out.
     public func distinct<S: Sequence>(by keyPaths: S) throws -> Results<Element> where S.Element == String {
         guard let info else { return self }
         let binder = QueryBinder(info: info)

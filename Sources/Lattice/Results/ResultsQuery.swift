@@ -155,8 +155,21 @@ enum ResultsOrdering {
         case let .distinct(properties):
             let width = properties.count
             let values = try load(keys, properties, info, lattice, txn)
+            // As in Realm, an object with a nil link on the way to a distinct property is left out.
+            var linked: [Bool]?
+            if properties.contains(where: { !$0.hops.isEmpty }) {
+                let failure = RowFailure()
+                linked = keys.map { key in
+                    let context = RowContext(txn: txn, lattice: lattice, key: key, failure: failure)
+                    return context.record(info, key) { view in properties.allSatisfy { $0.reachesEnd(view, context) } } ?? false
+                }
+                try failure.check()
+            }
             var seen = Set<ArraySlice<ScalarValue>>()
-            return keys.indices.compactMap { k in seen.insert(values[k * width..<(k + 1) * width]).inserted ? keys[k] : nil }
+            return keys.indices.compactMap { k in
+                if let linked, !linked[k] { return nil }
+                return seen.insert(values[k * width..<(k + 1) * width]).inserted ? keys[k] : nil
+            }
         }
     }
 
