@@ -37,6 +37,23 @@ final class WriterOwnershipTests: XCTestCase {
         XCTAssertEqual(reopened.objects(FixtureItem.self).map(\.name), ["kept"])
     }
 
+    /// A second handle opened on the writing thread (Realm would hand back the same instance) sees the
+    /// state before the write and cannot begin one of its own; the first handle's write is unharmed.
+    func testASecondHandleOnTheWritingThreadCannotWrite() throws {
+        let db = makeTempDatabase("second-handle")
+        let lattice = try db.open([FixtureItem.self])
+        try lattice.write {
+            _ = try lattice.create(FixtureItem.self, value: ["id": 1, "name": "first"])
+            let second = try db.open([FixtureItem.self])
+            XCTAssertEqual(second.objects(FixtureItem.self).count, 0, "its snapshot is not the write")
+            assertLatticeError(try second.beginWrite(), .alreadyInWriteTransaction)
+            assertLatticeError(try second.create(FixtureItem.self, value: ["id": 2]),
+                               .notInWriteTransaction(operation: "create(_:value:)"))
+            XCTAssertFalse(second.isInWriteTransaction)
+        }
+        XCTAssertEqual(try db.open([FixtureItem.self]).objects(FixtureItem.self).map(\.name), ["first"])
+    }
+
     /// Threads opening and closing handles on one file at once never see a half-closed environment
     /// (LMDB forbids two environments on one file in a process) and lose no write.
     func testOpeningWhileAnotherHandleClosesIsSafe() throws {
