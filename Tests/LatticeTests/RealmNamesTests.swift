@@ -230,6 +230,12 @@ final class RealmNamesTests: XCTestCase {
         XCTAssertEqual(ann.numbers.sorted(ascending: false), [5, 3, 1, 1])
         XCTAssertEqual(Array(ann.numbers), [5, 1, 3, 1], "the list keeps its order")
         XCTAssertEqual(ann.numbers.sorted(), [1, 1, 3, 5], "Swift's own sorted() is still there")
+        // Optional values: nil first ascending, last descending.
+        let optionals = List<Int?>()
+        optionals.append(objectsIn: [3, nil, 1])
+        XCTAssertEqual(optionals.sorted(ascending: true), [nil, 1, 3])
+        XCTAssertEqual(optionals.sorted(ascending: false), [3, 1, nil])
+        XCTAssertEqual(optionals.sorted(), [nil, 1, 3])
     }
 
     func testMapIsASwiftCollectionOfKeyValuePairs() throws {

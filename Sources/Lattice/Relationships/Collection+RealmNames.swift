@@ -49,3 +49,18 @@ extension LatticeCollection where Element: Comparable {
     /// values), as an array: Lattice's ``Results`` hold objects only.
     public func sorted(ascending: Bool) -> [Element] { ascending ? sorted() : sorted(by: >) }
 }
+
+extension LatticeCollection where Element: _OptionalValue, Element._Wrapped: Comparable {
+    /// The values of a collection of optional values in ascending or descending order, as an array; nil
+    /// sorts first ascending (last descending), as in Realm.
+    public func sorted(ascending: Bool = true) -> [Element] {
+        sorted { a, b in
+            switch (a._wrappedValue, b._wrappedValue) {
+            case let (x?, y?): return ascending ? x < y : x > y
+            case (nil, _?): return ascending
+            case (_?, nil): return !ascending
+            case (nil, nil): return false
+            }
+        }
+    }
+}
