@@ -2,8 +2,8 @@ import Foundation
 
 /// The `$0` of a type-safe query (``Results/where(_:)``), or an object reached from it through to-one
 /// links (`$0.owner`): each single-value persisted property is a member of type ``QueryProperty``, each
-/// to-one link a ``QueryObject`` of the linked class, each List, MutableSet, Map or LinkingObjects a
-/// ``QueryCollection``.
+/// to-one link a ``QueryObject`` of the linked class, each List, MutableSet or LinkingObjects a
+/// ``QueryCollection``, each Map a ``QueryMap``.
 ///
 /// ```swift
 /// dogs.where { $0.age < 2 && $0.name.starts(with: "R", options: .caseInsensitive) }
@@ -25,16 +25,22 @@ public struct QueryObject<Root: Object> {
 /// ``QueryPredicate``.
 public struct QueryProperty<Value: _Persistable> {
     let path: QueryKeyPath
+    /// For a property of a collection's elements (`$0.dogs.age`): how many segments lead to the
+    /// collection, where `.avg`, `.min`, `.max` and `.sum` put their operator (`dogs.@avg.age`).
+    var collectionEnd: Int?
 
-    init(path: QueryKeyPath) { self.path = path }
+    init(path: QueryKeyPath, collectionEnd: Int? = nil) {
+        self.path = path
+        self.collectionEnd = collectionEnd
+    }
 
-    private func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
+    func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
         QueryPredicate(node: .comparison(QueryComparison(quantifier: nil, lhs: .keyPath(path), op: op, options: options,
                                                          rhs: rhs, position: 1)))
     }
 
     /// Every persistable value converts (an unconvertible one, which cannot occur, would compare as nil).
-    private static func value(_ v: Value) -> QueryExpression {
+    static func value(_ v: Value) -> QueryExpression {
         (try? QueryParser.expression(fromArgument: v._latticeAnyValue)) ?? .value(.null)
     }
 
