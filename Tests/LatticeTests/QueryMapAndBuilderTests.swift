@@ -452,4 +452,17 @@ final class QueryMapAndBuilderTests: XCTestCase {
             XCTAssertEqual(found, want, "\(negate ? "NOT " : "")\(predicate) \(args)")
         }
     }
+
+    func testTypedSubqueries() throws {
+        try assertSame({ ($0.children.age > 3).count > 0 }, "SUBQUERY(children, $col, $col.age > 3).@count > 0", finds: ["Ann", "Bob"])
+        try assertSame({ ($0.children.age < 6).count == 2 }, "SUBQUERY(children, $col, $col.age < 6).@count == 2", finds: ["Ann"])
+        try assertSame({ ($0.children.age > 0 && $0.children.name != "c2").count >= 1 },
+                       "SUBQUERY(children, $col, $col.age > 0 AND $col.name != 'c2').@count >= 1", finds: ["Ann", "Bob"])
+        try assertSame({ ($0.children.name.starts(with: "C", options: .caseInsensitive) || !($0.children.age == 10)).count < 2 },
+                       "SUBQUERY(children, $col, $col.name BEGINSWITH[c] 'C' OR NOT $col.age == 10).@count < 2", finds: ["Bob", "Cy"])
+        try assertSame({ ($0.pets.age > 3).count != 0 }, "SUBQUERY(pets, $col, $col.age > 3).@count != 0", finds: ["Bob"])
+        try assertSame({ $0.intCol == 6 && ($0.children.age == 10).count == 1 },
+                       "intCol == 6 AND SUBQUERY(children, $col, $col.age == 10).@count == 1", finds: ["Bob"])
+        try assertSame({ ($0.children.age >= 5).count <= 0 }, "SUBQUERY(children, $col, $col.age >= 5).@count <= 0", finds: ["Cy"])
+    }
 }

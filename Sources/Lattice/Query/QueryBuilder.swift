@@ -36,7 +36,8 @@ public struct QueryProperty<Value: _Persistable> {
 
     func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
         QueryPredicate(node: .comparison(QueryComparison(quantifier: nil, lhs: .keyPath(path), op: op, options: options,
-                                                         rhs: rhs, position: 1)))
+                                                         rhs: rhs, position: 1)),
+                       collections: collectionEnd.map { [Array(path.segments.prefix($0))] } ?? [])
     }
 
     /// Every persistable value converts (an unconvertible one, which cannot occur, would compare as nil).
@@ -141,9 +142,14 @@ public struct QueryStringComparison: OptionSet, Sendable {
 /// A type-safe predicate; combine with `&&`, `||` and `!`.
 public struct QueryPredicate {
     let node: QueryNode
+    /// The collections whose elements' properties the predicate compares (`["dogs"]` for
+    /// `$0.dogs.age < 2`), for ``count``.
+    var collections: [[String]] = []
 
     /// Both predicates.
-    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate { QueryPredicate(node: lhs.node.and(rhs.node)) }
+    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(node: lhs.node.and(rhs.node), collections: merged(lhs, rhs))
+    }
 
     /// Either predicate.
     public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
@@ -151,16 +157,25 @@ public struct QueryPredicate {
         for node in [lhs.node, rhs.node] {
             if case let .or(items) = node { parts += items } else { parts.append(node) }
         }
-        return QueryPredicate(node: .or(parts))
+        return QueryPredicate(node: .or(parts), collections: merged(lhs, rhs))
     }
 
     /// The negation.
-    public static prefix func ! (operand: QueryPredicate) -> QueryPredicate { QueryPredicate(node: .not(operand.node)) }
+    public static prefix func ! (operand: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(node: .not(operand.node), collections: operand.collections)
+    }
 
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     public init(_ value: Bool) { node = .constant(value) }
 
-    init(node: QueryNode) { self.node = node }
+    init(node: QueryNode, collections: [[String]] = []) {
+        self.node = node
+        self.collections = collections
+    }
+
+    private static func merged(_ a: QueryPredicate, _ b: QueryPredicate) -> [[String]] {
+        a.collections + b.collections.filter { !a.collections.contains($0) }
+    }
 }
 
 /// Types whose properties can be compared with each other in a type-safe query: `_QueryBase` is the
