@@ -1,12 +1,11 @@
 import Foundation
 
-/// Type-safe queries on collections as Realm Swift writes them: aggregates (`$0.scores.avg > 3`, `$0.dogs.age.max < 10`), ranges (`$0.scores.contains(1...5)`) and
-/// `containsAny(in:)`. Each builds the syntax tree of the string predicate it names.
+/// Type-safe queries on collections as Realm Swift writes them: aggregates (`$0.scores.avg > 3`,
+/// `$0.dogs.age.max < 10`), ranges (`$0.scores.contains(1...5)`) and `containsAny(in:)`. Each builds
+/// the syntax tree of the string predicate it names.
 extension QueryCollection {
-    private func property<V>(_ path: QueryKeyPath) -> QueryProperty<V> { QueryProperty(path: path) }
-
     private func aggregate<V>(_ op: QueryCollectionOperator) -> QueryProperty<V> {
-        property(QueryKeyPath(variable: nil, segments: segments, collectionOperator: op, position: 1))
+        QueryProperty(path: QueryKeyPath(variable: nil, segments: segments, collectionOperator: op, position: 1))
     }
 
     /// Whether ANY element is one of `values` (`ANY collection IN {values}`; objects by identity).
