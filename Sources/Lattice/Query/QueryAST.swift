@@ -69,12 +69,16 @@ enum QueryCollectionOperator: String, Equatable {
     case count = "@count", min = "@min", max = "@max", sum = "@sum", avg = "@avg"
 }
 
-/// A key path: `owner.name`, `dogs.@avg.age`, `$d.age` (inside a SUBQUERY).
+/// A key path: `owner.name`, `dogs.@avg.age`, `$d.age` (inside a SUBQUERY), `ratings['a']`,
+/// `ratings.@allKeys`.
 struct QueryKeyPath: Equatable, CustomStringConvertible {
     /// The SUBQUERY variable the path starts from (`$d`), or nil for the queried class.
     var variable: String?
-    /// Property names before any collection operator.
+    /// Property names before any collection operator; `@allKeys` and `@allValues` after a Map are
+    /// segments too (no property name starts with `@`).
     var segments: [String]
+    /// `map['key']`: the value at one key of the Map named by `segments[mapKey.after - 1]`.
+    var mapKey: QueryMapKey? = nil
     /// A collection operator after `segments`, with the property names after it (`@avg.age`).
     var collectionOperator: QueryCollectionOperator?
     var trailing: [String] = []
@@ -83,10 +87,25 @@ struct QueryKeyPath: Equatable, CustomStringConvertible {
     var description: String {
         var parts: [String] = variable.map { ["$" + $0] } ?? []
         parts += segments
+        if let mapKey, mapKey.after > 0, mapKey.after <= segments.count {
+            let at = parts.count - segments.count + mapKey.after - 1
+            parts[at] += "[" + QueryValue.string(mapKey.key).description + "]"
+        }
         if let op = collectionOperator { parts.append(op.rawValue) }
         parts += trailing
         return parts.joined(separator: ".")
     }
+}
+
+/// `map['key']` in a key path: the key, and how many segments come before it (the Map's included).
+struct QueryMapKey: Equatable {
+    var after: Int
+    var key: String
+}
+
+/// `@allKeys` and `@allValues`, written as key path segments after a Map.
+enum QueryMapSegment {
+    static let allKeys = "@allKeys", allValues = "@allValues"
 }
 
 /// One side of a comparison.

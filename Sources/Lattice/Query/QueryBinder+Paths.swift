@@ -20,11 +20,36 @@ extension QueryBinder {
         var cls = info
         var hops: [ResolvedPath.Hop] = []
         var text: String { path.description }
-        for (i, name) in path.segments.enumerated() {
-            let last = i == path.segments.count - 1
+        let segments = path.segments
+        var i = 0
+        while i < segments.count {
+            let name = segments[i]
+            // `map['key']` applies to this segment; `map.@allKeys` and `map.@allValues` read the next one.
+            let key = path.mapKey?.after == i + 1 ? path.mapKey?.key : nil
+            let next = i + 1 < segments.count ? segments[i + 1] : nil
+            if name.hasPrefix("@") {
+                throw fail("\(name) must follow a Map property, as in 'ratings.\(name)' (key path '\(text)')", path.position)
+            }
             guard let property = cls.property(named: name) else {
                 throw fail("'\(cls.name)' has no property '\(name)' in key path '\(text)'", path.position)
             }
+            let isMap = property.property.collection == .map
+            if key != nil && !isMap {
+                throw fail("'\(cls.name).\(name)' is not a Map, so key path '\(text)' cannot take a key in '[ ]'", path.position)
+            }
+            if let next, next.hasPrefix("@"), !isMap || key != nil {
+                throw fail("\(next) must follow a Map property, as in 'ratings.\(next)' ('\(cls.name).\(name)' in key path '\(text)' "
+                    + "is \(isMap ? "one value of a Map" : "not a Map"))", path.position)
+            }
+            if next == QueryMapSegment.allKeys, isMap, key == nil {
+                guard i + 2 == segments.count else {
+                    throw fail("@allKeys ends a key path ('\(text)' continues after it)", path.position)
+                }
+                return ResolvedPath(hops: hops, end: .keys(ScalarColumn(keysOf: property)), endClass: cls, keyPath: path)
+            }
+            // `@allValues` is the Map itself (its values), as in Realm.
+            let step = next == QueryMapSegment.allValues && isMap && key == nil ? 2 : 1
+            let last = i + step == segments.count
             if let column = ScalarColumn(property) {
                 guard last else {
                     throw fail("'\(cls.name).\(name)' is a \(property.property.type), not a link, so key path '\(text)' cannot continue",
@@ -52,9 +77,10 @@ extension QueryBinder {
                     case .map?: kind = .map
                     }
                 }
-                hops.append(ResolvedPath.Hop(property: property, from: cls, to: target, kind: kind))
+                hops.append(ResolvedPath.Hop(property: property, from: cls, to: target, kind: kind, mapKey: key))
                 cls = target
                 if last { return ResolvedPath(hops: hops, end: .objects, endClass: cls, keyPath: path) }
+                i += step
                 continue
             }
             guard let column = ScalarColumn(elementsOf: property) else {
@@ -64,6 +90,7 @@ extension QueryBinder {
                 throw fail("'\(cls.name).\(name)' is a \(property.property.description) of values, so key path '\(text)' cannot continue",
                            path.position)
             }
+            if let key { return ResolvedPath(hops: hops, end: .mapValue(column, key: key), endClass: cls, keyPath: path) }
             return ResolvedPath(hops: hops, end: .values(column), endClass: cls, keyPath: path)
         }
         return ResolvedPath(hops: hops, end: .objects, endClass: cls, keyPath: path)
@@ -76,8 +103,13 @@ extension QueryBinder {
             throw fail("'\(path)' is a to-many key path; sorting and distinct need a property reached through to-one links only",
                        path.position)
         }
-        guard case .scalar = resolved.end else {
+        switch resolved.end {
+        case .scalar: break
+        case .objects:
             throw fail("'\(path)' ends on a link; sorting and distinct need a property such as '\(path).name'", path.position)
+        case .values, .mapValue, .keys:
+            throw fail("'\(path)' reads a Map or collection, not a property; sorting and distinct need a property reached through "
+                + "to-one links only", path.position)
         }
         return resolved
     }
@@ -122,18 +154,30 @@ extension QueryBinder {
                 if case let .record(view, _) = leaf { return test(view, context) }
                 return brokenResult
             }
-        case let .values(column):
+        case let .values(column), let .keys(column):
             let test = try makeTerm(column, op, c.options, literals, c.position).test
             leafTest = { leaf, context in
                 if case let .record(view, _) = leaf { return test(view, context) }
                 return false
+            }
+        case let .mapValue(column, _):
+            // A missing key reads as nil, as a nil link does.
+            let test = try makeTerm(column, op, c.options, literals, c.position).test
+            let brokenResult = QueryBinder.brokenMatches(resolved, op, literals)
+            leafTest = { leaf, context in
+                if case let .record(view, _) = leaf { return test(view, context) }
+                return brokenResult
             }
         }
         let prefix = c.quantifier.map { $0.rawValue + " " } ?? (resolved.toMany ? "ANY " : "")
         let options = c.options
         let text = { "\(prefix)\(path) \(op.rawValue)\(options.suffix) \(QueryBinder.describe(op, literals))" }
         let test = QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest)
-        let backlinked = resolved.hops.allSatisfy { if case .backlinks = $0.kind { return false } else { return true } }
+        // The backlink table knows no Map keys: a path through `map['key']` is tested per candidate.
+        let backlinked = resolved.hops.allSatisfy { hop in
+            if case .backlinks = hop.kind { return false }
+            return hop.mapKey == nil
+        }
         if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.brokenMatches(resolved, op, literals) {
             return .linked(LinkedTerm(hops: resolved.hops, end: endTerm, describe: text, test: test))
         }
@@ -258,6 +302,9 @@ extension QueryBinder {
             throw fail("\(op.rawValue) applies to a collection; '\(path.segments.joined(separator: "."))' ends on a property of its "
                 + "elements (write '\(path.segments.dropLast().joined(separator: ".")).\(op.rawValue).\(path.segments.last ?? "")')",
                 path.position)
+        }
+        if case .keys = resolved.end, op != .count {
+            throw fail("\(op.rawValue) needs numbers; the keys of \(owner) are Strings", path.position)
         }
         if op == .count {
             guard path.trailing.isEmpty else { throw fail("@count takes no property ('\(path)')", path.position) }

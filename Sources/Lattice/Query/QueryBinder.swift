@@ -177,7 +177,7 @@ struct QueryBinder {
     // MARK: Terms
 
     func checkOperator(_ p: ScalarColumn, _ op: QueryOperator, _ options: QueryStringOptions, _ position: Int) throws {
-        let type = p.property.property.type
+        let type = p.type
         var name: String { "'\(info.name).\(p.name)' (\(type))" }
         if op.isStringOperator && type != .string && type != .data {
             throw fail("\(op.rawValue) needs a String or Data property; \(name) is not one", position)
@@ -192,7 +192,7 @@ struct QueryBinder {
 
     /// A constant in the property's comparison form; throws on a type mismatch.
     private func convert(_ value: QueryValue, for p: ScalarColumn, _ options: QueryStringOptions, _ position: Int) throws -> ScalarValue {
-        try convert(value, type: p.property.property.type, optional: p.isOptional, name: "\(info.name).\(p.name)", options, position)
+        try convert(value, type: p.type, optional: p.isOptional, name: "\(info.name).\(p.name)", options, position)
     }
 
     /// A constant in the comparison form of a value of `type` (also aggregates: `dogs.@avg.age > 3`).

@@ -11,8 +11,8 @@ extension QueryObject {
     public subscript<E>(dynamicMember keyPath: KeyPath<Root, List<E>>) -> QueryCollection<E> { collection(keyPath) }
     /// A MutableSet property.
     public subscript<E>(dynamicMember keyPath: KeyPath<Root, MutableSet<E>>) -> QueryCollection<E> { collection(keyPath) }
-    /// A Map property (its values).
-    public subscript<K, E>(dynamicMember keyPath: KeyPath<Root, Map<K, E>>) -> QueryCollection<E> { collection(keyPath) }
+    /// A Map property.
+    public subscript<K, E>(dynamicMember keyPath: KeyPath<Root, Map<K, E>>) -> QueryMap<E> { QueryMap(elements: collection(keyPath)) }
     /// A LinkingObjects property.
     public subscript<E>(dynamicMember keyPath: KeyPath<Root, LinkingObjects<E>>) -> QueryCollection<E> { collection(keyPath) }
 
@@ -32,13 +32,13 @@ extension QueryObject {
     public static func != (lhs: QueryObject, rhs: Root?) -> QueryPredicate { lhs.compare(.notEqual, rhs) }
 }
 
-/// A List, MutableSet, Map or LinkingObjects in a type-safe query.
+/// A List, MutableSet or LinkingObjects in a type-safe query (and a Map's values, see ``QueryMap``).
 @dynamicMemberLookup
 public struct QueryCollection<Element> {
     let segments: [String]
     let lattice: Lattice
 
-    private var path: QueryKeyPath { QueryKeyPath(variable: nil, segments: segments, position: 1) }
+    var path: QueryKeyPath { QueryKeyPath(variable: nil, segments: segments, position: 1) }
 
     /// The number of elements (`dogs.@count`).
     public var count: QueryProperty<Int> {
@@ -68,7 +68,7 @@ extension QueryCollection {
             preconditionFailure("\(keyPath) in a where { } query: '\(T.self)' is not in this database's schema.")
         }
         let name = KeyPathResolver<T>(lattice: lattice, info: info).name(of: keyPath)
-        return QueryProperty(path: QueryKeyPath(variable: nil, segments: segments + [name], position: 1))
+        return QueryProperty(path: QueryKeyPath(variable: nil, segments: segments + [name], position: 1), collectionEnd: segments.count)
     }
 }
 

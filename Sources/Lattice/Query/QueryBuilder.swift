@@ -2,8 +2,8 @@ import Foundation
 
 /// The `$0` of a type-safe query (``Results/where(_:)``), or an object reached from it through to-one
 /// links (`$0.owner`): each single-value persisted property is a member of type ``QueryProperty``, each
-/// to-one link a ``QueryObject`` of the linked class, each List, MutableSet, Map or LinkingObjects a
-/// ``QueryCollection``.
+/// to-one link a ``QueryObject`` of the linked class, each List, MutableSet or LinkingObjects a
+/// ``QueryCollection``, each Map a ``QueryMap``.
 ///
 /// ```swift
 /// dogs.where { $0.age < 2 && $0.name.starts(with: "R", options: .caseInsensitive) }
@@ -25,16 +25,23 @@ public struct QueryObject<Root: Object> {
 /// ``QueryPredicate``.
 public struct QueryProperty<Value: _Persistable> {
     let path: QueryKeyPath
+    /// For a property of a collection's elements (`$0.dogs.age`): how many segments lead to the
+    /// collection, where `.avg`, `.min`, `.max` and `.sum` put their operator (`dogs.@avg.age`).
+    var collectionEnd: Int?
 
-    init(path: QueryKeyPath) { self.path = path }
+    init(path: QueryKeyPath, collectionEnd: Int? = nil) {
+        self.path = path
+        self.collectionEnd = collectionEnd
+    }
 
-    private func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
+    func compare(_ op: QueryOperator, _ rhs: QueryExpression, _ options: QueryStringOptions = []) -> QueryPredicate {
         QueryPredicate(node: .comparison(QueryComparison(quantifier: nil, lhs: .keyPath(path), op: op, options: options,
-                                                         rhs: rhs, position: 1)))
+                                                         rhs: rhs, position: 1)),
+                       collections: collectionEnd.map { [Array(path.segments.prefix($0))] } ?? [])
     }
 
     /// Every persistable value converts (an unconvertible one, which cannot occur, would compare as nil).
-    private static func value(_ v: Value) -> QueryExpression {
+    static func value(_ v: Value) -> QueryExpression {
         (try? QueryParser.expression(fromArgument: v._latticeAnyValue)) ?? .value(.null)
     }
 
@@ -135,9 +142,14 @@ public struct QueryStringComparison: OptionSet, Sendable {
 /// A type-safe predicate; combine with `&&`, `||` and `!`.
 public struct QueryPredicate {
     let node: QueryNode
+    /// The collections whose elements' properties the predicate compares (`["dogs"]` for
+    /// `$0.dogs.age < 2`), for ``count``.
+    var collections: [[String]] = []
 
     /// Both predicates.
-    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate { QueryPredicate(node: lhs.node.and(rhs.node)) }
+    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(node: lhs.node.and(rhs.node), collections: merged(lhs, rhs))
+    }
 
     /// Either predicate.
     public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
@@ -145,16 +157,25 @@ public struct QueryPredicate {
         for node in [lhs.node, rhs.node] {
             if case let .or(items) = node { parts += items } else { parts.append(node) }
         }
-        return QueryPredicate(node: .or(parts))
+        return QueryPredicate(node: .or(parts), collections: merged(lhs, rhs))
     }
 
     /// The negation.
-    public static prefix func ! (operand: QueryPredicate) -> QueryPredicate { QueryPredicate(node: .not(operand.node)) }
+    public static prefix func ! (operand: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(node: .not(operand.node), collections: operand.collections)
+    }
 
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     public init(_ value: Bool) { node = .constant(value) }
 
-    init(node: QueryNode) { self.node = node }
+    init(node: QueryNode, collections: [[String]] = []) {
+        self.node = node
+        self.collections = collections
+    }
+
+    private static func merged(_ a: QueryPredicate, _ b: QueryPredicate) -> [[String]] {
+        a.collections + b.collections.filter { !a.collections.contains($0) }
+    }
 }
 
 /// Types whose properties can be compared with each other in a type-safe query: `_QueryBase` is the

@@ -17,7 +17,7 @@ struct QueryToken: Equatable {
         case positional(Int)
         /// `$name`: a SUBQUERY variable.
         case variable(String)
-        /// `@count`, `@avg`, ...
+        /// `@count`, `@avg`, ..., `@allKeys`, `@allValues`.
         case collectionOperator(String)
         /// `uuid(...)`, `oid(...)` with their contents.
         case uuidLiteral(String)
@@ -142,8 +142,13 @@ struct QueryLexer {
             let nameStart = at
             while let e = peek(), QueryLexer.isIdentifierPart(e) { at += 1 }
             let name = text(nameStart, at)
-            guard ["count", "min", "max", "sum", "avg", "size"].contains(name.lowercased()) else {
-                throw QueryParser.error(column, "unknown collection operator '@\(name)' (expected @count, @min, @max, @sum or @avg)")
+            switch name.lowercased() {
+            case "allkeys": return QueryToken(kind: .collectionOperator(QueryMapSegment.allKeys), column: column)
+            case "allvalues": return QueryToken(kind: .collectionOperator(QueryMapSegment.allValues), column: column)
+            case "count", "min", "max", "sum", "avg", "size": break
+            default:
+                throw QueryParser.error(column, "unknown collection operator '@\(name)' (expected @count, @min, @max, @sum, @avg, "
+                    + "@allKeys or @allValues)")
             }
             return QueryToken(kind: .collectionOperator("@" + (name.lowercased() == "size" ? "count" : name.lowercased())), column: column)
         default:

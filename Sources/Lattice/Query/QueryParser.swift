@@ -271,6 +271,9 @@ struct QueryParser {
                 _ = advance()
                 let rest = try keyPath(variable: nil)
                 if path.collectionOperator == nil {
+                    if let key = rest.mapKey, path.mapKey == nil {
+                        path.mapKey = QueryMapKey(after: path.segments.count + key.after, key: key.key)
+                    }
                     path.segments += rest.segments
                     path.collectionOperator = rest.collectionOperator
                     path.trailing = rest.trailing
@@ -290,7 +293,7 @@ struct QueryParser {
         }
     }
 
-    /// `name(.name | .@op)*`, starting at the current identifier.
+    /// `name(.name | .@op | [key])*`, starting at the current identifier.
     private mutating func keyPath(variable: String?, position: Int? = nil) throws -> QueryKeyPath {
         var path = QueryKeyPath(variable: variable, segments: [], position: position ?? current.column)
         while true {
@@ -298,6 +301,11 @@ struct QueryParser {
             switch token.kind {
             case let .identifier(name):
                 if path.collectionOperator == nil { path.segments.append(name) } else { path.trailing.append(name) }
+            case let .collectionOperator(op) where op == QueryMapSegment.allKeys || op == QueryMapSegment.allValues:
+                guard path.collectionOperator == nil, path.mapKey == nil else {
+                    throw QueryParser.error(token.column, "\(op) must follow a Map property directly")
+                }
+                path.segments.append(op)
             case let .collectionOperator(op):
                 guard path.collectionOperator == nil, let o = QueryCollectionOperator(rawValue: op) else {
                     throw QueryParser.error(token.column, "only one collection operator is allowed in a key path")
@@ -306,9 +314,35 @@ struct QueryParser {
             default:
                 throw QueryParser.error(token.column, "expected a property name after '.', found \(describe(token))")
             }
+            if isSymbol(current, "[") {
+                try mapSubscript(&path)
+            }
             guard isSymbol(current, ".") else { return path }
             _ = advance()
         }
+    }
+
+    /// `['key']`, `[%@]` or `[$0]` after a Map property: the value at one key (a String).
+    private mutating func mapSubscript(_ path: inout QueryKeyPath) throws {
+        let open = advance()
+        guard path.mapKey == nil, path.collectionOperator == nil, let last = path.segments.last, !last.hasPrefix("@") else {
+            throw QueryParser.error(open.column, "a key in '[ ]' must follow a Map property, once per key path")
+        }
+        let keyToken = current
+        switch keyToken.kind {
+        case .string, .format, .positional: break
+        default: throw QueryParser.error(keyToken.column, "expected a String key inside '[ ]', found \(describe(keyToken))")
+        }
+        let key: String
+        switch try expression() {
+        case let .value(.string(text)), let .value(.text(text)): key = text
+        default: throw QueryParser.error(keyToken.column, "the key inside '[ ]' must be a String")
+        }
+        try expectSymbol("]", "']' to close the key")
+        if isSymbol(current, "[") {
+            throw QueryParser.error(current.column, "a key in '[ ]' must follow a Map property, once per key path")
+        }
+        path.mapKey = QueryMapKey(after: path.segments.count, key: key)
     }
 
     private mutating func subquery() throws -> QueryExpression {
@@ -481,7 +515,10 @@ struct QueryParser {
         var path = QueryKeyPath(variable: nil, segments: [], position: column)
         for part in text.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
             let name = part.trimmingCharacters(in: .whitespaces)
-            if name.hasPrefix("@") {
+            if let segment = [QueryMapSegment.allKeys, QueryMapSegment.allValues].first(where: { $0.lowercased() == name.lowercased() }),
+               path.collectionOperator == nil {
+                path.segments.append(segment)
+            } else if name.hasPrefix("@") {
                 guard path.collectionOperator == nil, let op = QueryCollectionOperator(rawValue: name.lowercased()) else {
                     throw error(column, "'\(text)' is not a valid key path ('\(name)' is not a collection operator here)")
                 }

@@ -16,7 +16,12 @@ struct ResolvedPath {
         let from: ClassInfo
         let to: ClassInfo
         let kind: Kind
-        var toMany: Bool { if case .link = kind { return false } else { return true } }
+        /// `map['key']`: only the object at this key of a Map (a nil link when the key is missing).
+        var mapKey: String? = nil
+        var toMany: Bool {
+            if case .link = kind { return false }
+            return mapKey == nil
+        }
     }
 
     /// What the path ends on, in the end class.
@@ -27,6 +32,11 @@ struct ResolvedPath {
         case objects
         /// The elements of a List, MutableSet or Map of values, read as one-column records (column 0).
         case values(ScalarColumn)
+        /// The value at one key of a Map of values (`ratings['a']`), as a one-column record; a missing
+        /// key is a broken leaf (it reads as nil).
+        case mapValue(ScalarColumn, key: String)
+        /// The keys of a Map (`ratings.@allKeys`), as one-column String records.
+        case keys(ScalarColumn)
     }
 
     let hops: [Hop]
@@ -48,8 +58,10 @@ struct ResolvedPath {
 
     /// True when a row may reach several leaves (quantifiers and collection operators apply).
     var toMany: Bool {
-        if case .values = end { return true }
-        return hops.contains { $0.toMany }
+        switch end {
+        case .values, .keys: return true
+        default: return hops.contains { $0.toMany }
+        }
     }
 
     /// The plain column of the queried class, when the path is one (the shape the planner handles).
@@ -109,6 +121,20 @@ struct ResolvedPath {
                     goOn = ResolvedPath.withElementRecord(payload) { body(.record($0, key: key), context) } ?? true
                 }
                 more = goOn
+            case let .mapValue(column, mapKey):
+                guard let key else { more = body(.broken, context); break }
+                guard let payload = mapPayload(of: column.property, owner: key, at: mapKey, context) else {
+                    more = body(.broken, context)
+                    break
+                }
+                more = ResolvedPath.withElementRecord(payload) { body(.record($0, key: key), context) } ?? true
+            case let .keys(column):
+                guard let key else { more = true; break }
+                var goOn = true
+                for mapKey in mapKeys(of: column.property, owner: key, context) where goOn {
+                    goOn = ResolvedPath.withElementRecord(Array(mapKey.utf8)) { body(.record($0, key: key), context) } ?? true
+                }
+                more = goOn
             }
             if !more { return }
         }
@@ -119,6 +145,9 @@ struct ResolvedPath {
         switch hop.kind {
         case .link:
             return [view.payload(hop.property.column).flatMap { $0.isEmpty ? nil : Int64._latticeDecode($0) }]
+        case .map where hop.mapKey != nil:
+            let payload = hop.mapKey.flatMap { mapPayload(of: hop.property, owner: key, at: $0, context) }
+            return [payload.flatMap { $0.isEmpty ? nil : $0.withUnsafeBytes { Int64._latticeDecode($0) } }]
         case .list, .set, .map:
             return elements(of: hop.property, owner: key, context).map { payload in
                 payload.withUnsafeBytes { $0.isEmpty ? nil : Int64._latticeDecode($0) }
@@ -141,6 +170,18 @@ struct ResolvedPath {
             case nil: return []
             }
         }
+    }
+
+    /// The payload at `mapKey` of a Map property of the object `owner`; nil when the key is missing.
+    private func mapPayload(of property: PropertyInfo, owner: Int64, at mapKey: String, _ context: RowContext) -> [UInt8]? {
+        guard let table = property.collectionTable else { return nil }
+        return context.attempt(nil) { try MapTable(table: table, owner: owner).payload(context.lattice.readTransaction(), for: mapKey) }
+    }
+
+    /// The keys of a Map property of the object `owner`, in key order.
+    private func mapKeys(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [String] {
+        guard let table = property.collectionTable else { return [] }
+        return context.attempt([]) { try MapTable(table: table, owner: owner).entries(context.lattice.readTransaction()).map(\.key) }
     }
 
     /// An element payload as a one-column record, so compiled tests of column 0 read it.

@@ -43,6 +43,8 @@ struct ScalarColumn {
     let column: Int
     let kind: ScalarKind
     let isOptional: Bool
+    /// The type of the values read: the property's, or String for a Map's keys.
+    let type: PropertyType
 
     init?(_ p: PropertyInfo) {
         guard let kind = ScalarKind(p) else { return nil }
@@ -50,6 +52,7 @@ struct ScalarColumn {
         self.column = p.column
         self.kind = kind
         self.isOptional = p.property.isOptional
+        self.type = p.property.type
     }
 
     /// The elements of a List, MutableSet or Map of values, read as one-column records (see ``ResolvedPath``).
@@ -59,6 +62,16 @@ struct ScalarColumn {
         self.column = 0
         self.kind = kind
         self.isOptional = p.property.isOptional
+        self.type = p.property.type
+    }
+
+    /// The keys of a Map, read as one-column records of non-optional Strings (see ``ResolvedPath``).
+    init(keysOf p: PropertyInfo) {
+        self.property = p
+        self.column = 0
+        self.kind = .string
+        self.isOptional = false
+        self.type = .string
     }
 
     var name: String { property.name }
