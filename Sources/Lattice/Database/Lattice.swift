@@ -334,22 +334,22 @@ public final class Lattice {
             }
             var mustWrite = stored == nil
             if let file = stored {
-                if file.version > configuration.schemaVersion {
-                    throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
-                }
                 let differences = file.schema.differences(to: declared)
-                let migrates = file.version < configuration.schemaVersion && (!differences.isEmpty || configuration.migrationBlock != nil)
-                if !differences.isEmpty && configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
+                if configuration.deleteIfMigrationNeeded && (!differences.isEmpty || file.version != configuration.schemaVersion) {
+                    // As Realm: another schema or another version (higher or lower) means deleting, never migrating.
                     // Other handles of this process would keep reading the dropped tables: only delete when alone.
+                    if env.handleCount > 1 { throw LatticeError.storage(path: path, code: EBUSY, message: Lattice.openInThisProcess) }
                     if locked {
                         try Lattice.refuseWhileOtherProcessesHaveItOpen(env)
                         try env.deleteAllTables()
                         stored = nil
                     }
-                    mustWrite = true
+                    mustWrite = true  // created afresh below
+                } else if file.version > configuration.schemaVersion {
+                    throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
                 } else if !differences.isEmpty && file.version == configuration.schemaVersion {
                     throw LatticeError.schemaMismatch(path: path, differences: differences)
-                } else if migrates {
+                } else if file.version < configuration.schemaVersion && (!differences.isEmpty || configuration.migrationBlock != nil) {
                     if !writable { throw LatticeError.readOnly(path: path, operation: "migrating from schema version \(file.version)") }
                     if locked {
                         // Under the writer lock, with the metadata read again: one process migrates, once.
@@ -523,6 +523,10 @@ public final class Lattice {
     }
 
     private static let schemaVersionKey = Array("schemaVersion".utf8)
+
+    /// Why `deleteIfMigrationNeeded` refuses while another handle of this process has the file open.
+    private static let openInThisProcess = "deleteIfMigrationNeeded cannot delete the file while another handle of this process has it open "
+        + "(its schema or schema version differs from the configuration's); close every handle on the file first."
 
     /// Throws while another process has the file open (it holds a slot in LMDB's reader table: every
     /// handle keeps one from its opening until it closes). Slots of dead processes are freed first.
