@@ -215,4 +215,48 @@ final class MigrationEnumerationTests: XCTestCase {
         XCTAssertEqual(lattice.objects(EnumerationV0.StringItem.self).map(\.stringCol), ["migrated", "migrated", "migrated"])
         XCTAssertEqual(lattice.objects(EnumerationV0.IntItem.self).count, 3)
     }
+
+    /// In a migration block integers of every width read as `Int` (Realm blocks cast `as! Int`); writes
+    /// take any integer type that fits the stored width, and one that does not fails the migration.
+    /// Compiled models keep their widths.
+    func testIntegerPropertiesOfEveryWidthReadAsInt() throws {
+        let db = makeTempDatabase()
+        do {
+            let lattice = try Lattice(configuration: db.configuration([CodecAllTypes.self]))
+            try lattice.write {
+                try lattice.create(CodecAllTypes.self, value: ["id": 1, "int": 1, "int8": Int8(-8), "int16": Int16(16), "int32": Int32(-32),
+                                                               "int64": Int64.min, "optInt8": Int8(8), "level": CodecLevel.high])
+            }
+        }
+        var overflow = db.configuration([CodecAllTypes.self], schemaVersion: 1)
+        overflow.migrationBlock = { migration, _ in
+            migration.enumerateObjects(ofType: "CodecAllTypes") { _, new in new!["int8"] = 300 }
+        }
+        assertLatticeError(try Lattice(configuration: overflow),
+                           .wrongType(className: "CodecAllTypes", property: "int8", expected: "Int8", found: "Int"))
+        let lattice = try migrate(db, [CodecAllTypes.self]) { migration, _ in
+            migration.enumerateObjects(ofType: "CodecAllTypes") { old, new in
+                for object in [old!, new!] {
+                    XCTAssertEqual(object["int"] as! Int, 1)
+                    XCTAssertEqual(object["int8"] as! Int, -8)
+                    XCTAssertEqual(object["int16"] as! Int, 16)
+                    XCTAssertEqual(object["int32"] as! Int, -32)
+                    XCTAssertEqual(object["int64"] as! Int, Int.min)
+                    XCTAssertEqual(object["optInt8"] as! Int, 8)
+                    XCTAssertNil(object["optInt16"] ?? nil)
+                    XCTAssertEqual(object["level"] as! Int, CodecLevel.high.rawValue)
+                    XCTAssertEqual(object.value(forKey: "int16") as? Int, 16)
+                }
+                new!["int8"] = Int64(Int8.max)
+                new!["int16"] = (old!["int16"] as! Int) * 2
+                new!["optInt32"] = UInt8(7)
+            }
+        }
+        let object = try XCTUnwrap(lattice.object(ofType: CodecAllTypes.self, forPrimaryKey: 1))
+        XCTAssertEqual(object.int8, Int8.max)
+        XCTAssertEqual(object.int16, 32)
+        XCTAssertEqual(object.optInt32, 7)
+        XCTAssertEqual(object.int64, Int64.min)
+        XCTAssertTrue(object.value(forKey: "int8") is Int8, "compiled models keep their widths")
+    }
 }
