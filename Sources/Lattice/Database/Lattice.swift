@@ -28,6 +28,8 @@ public final class Lattice {
     /// The class looked up last: loops over one class skip hashing.
     private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
+    /// The dynamic classes of a handle opened with model classes (built on first use of the dynamic API).
+    let dynamicClasses: DynamicClasses
     let metaTable: Table
     /// Whether the file is encrypted: index, set and map keys are then keyed hashes (`keyHasher`).
     let isEncrypted: Bool
@@ -166,6 +168,7 @@ public final class Lattice {
             self.schema = stored
             self.classesByType = byType
             self.classesByName = byName
+            self.dynamicClasses = DynamicClasses(models: dynamic ? [:] : byName, tables: tables)
             self.metaTable = meta
             self.isEncrypted = env.seals.cipher != nil
             // The reader slot is taken now: a full reader table fails the open, never a later read.
@@ -186,6 +189,7 @@ public final class Lattice {
         schema = other.schema
         classesByType = other.classesByType
         classesByName = other.classesByName
+        dynamicClasses = other.dynamicClasses
         metaTable = other.metaTable
         isEncrypted = other.isEncrypted
         do {
@@ -214,6 +218,7 @@ public final class Lattice {
         self.schema = schema
         self.classesByType = [:]
         self.classesByName = Dictionary(uniqueKeysWithValues: classes.map { ($0.name, $0) })
+        self.dynamicClasses = DynamicClasses(models: [:], tables: [:])
         self.metaTable = metaTable
         self.isEncrypted = env.seals.cipher != nil
         self.frozenLock = nil
@@ -586,7 +591,7 @@ public final class Lattice {
         recordWrites &+= 1
         if addedOrDeleted || linksChanged { structure &+= 1 }
         guard addedOrDeleted || columns != 0 else { return }
-        let id = ObjectIdentifier(info)
+        let id = info.writesID ?? ObjectIdentifier(info)
         if addedOrDeleted {
             classWrites[id, default: ClassWrites()].membership &+= 1
             return
@@ -602,7 +607,7 @@ public final class Lattice {
     /// mask; 0: all objects of the class) selects, or their order, may have: a cache of their keys is
     /// valid while it does not.
     func selectionVersion(of info: ClassInfo, columns: UInt64) -> (view: UInt64, membership: UInt64, columns: UInt64) {
-        guard let writes = classWrites[ObjectIdentifier(info)] else { return (view, 0, 0) }
+        guard let writes = classWrites[info.writesID ?? ObjectIdentifier(info)] else { return (view, 0, 0) }
         var sum: UInt64 = 0
         var mask = columns
         while mask != 0 {

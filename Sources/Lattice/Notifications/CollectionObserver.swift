@@ -219,7 +219,10 @@ struct ResultsRecipe: Sendable {
 
     /// The same results on `lattice`.
     func results<Element: Object>(on lattice: Lattice) throws -> Results<Element> {
-        var results = lattice.objects(Element.self)
+        // Dynamic objects name their class by its name, not by their Swift type.
+        var results = Element.self == DynamicObject.self
+            ? Results<Element>(lattice: lattice, info: lattice.classInfo(named: className, dynamic: true))
+            : lattice.objects(Element.self)
         if let node { results = try results.filtered(node.node) }
         for step in steps {
             switch step {

@@ -182,9 +182,9 @@ extension LatticeObservable where Self: Object {
             block(.error(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "observe(keyPaths:on:_:)")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
-        let className = info.name, key = _key
+        let className = info.name, key = _key, dynamic = info.type == DynamicObject.self
         return QueueDelivery.start(configuration: lattice.configuration, env: lattice.env, on: queue, onError: { block(.error($0)) }) { handle in
-            guard let info = handle.classesByName[className], let object = try handle.fetchObject(info, key: key) as? Self else {
+            guard let info = handle.classInfo(named: className, dynamic: dynamic), let object = try handle.fetchObject(info, key: key) as? Self else {
                 throw LatticeError.objectInvalidated(className: className)
             }
             if let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) { throw error }
