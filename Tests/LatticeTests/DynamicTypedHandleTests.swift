@@ -140,7 +140,10 @@ final class DynamicTypedHandleTests: XCTestCase {
         let seen = Locked<[String]>([])
         let observed = try XCTUnwrap(dogs.first).observe(keyPaths: nil, on: queue) { change in
             switch change {
-            case .change(let object, let properties): seen.withLock { $0.append("\(object["name"] as? String ?? "?") \(properties.map(\.name))") }
+            case .change(let object, let properties):
+                // Integers are Ints in a dynamic object's changes too.
+                let isInt = properties.first?.newValue is Int && properties.first?.oldValue is Int
+                seen.withLock { $0.append("\(object["name"] as? String ?? "?") \(properties.map(\.name)) \(isInt)") }
             case .deleted: seen.withLock { $0.append("deleted") }
             case .error(let error): seen.withLock { $0.append("error \(error)") }
             }
@@ -153,7 +156,7 @@ final class DynamicTypedHandleTests: XCTestCase {
             age += 1
             Thread.sleep(forTimeInterval: 0.05)
         }
-        XCTAssertEqual(seen.withLock { $0.first }, "Max [\"age\"]")
+        XCTAssertEqual(seen.withLock { $0.first }, "Max [\"age\"] true")
         queued.invalidate()
         observed.invalidate()
 
