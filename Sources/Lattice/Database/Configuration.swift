@@ -6,7 +6,8 @@ extension Lattice {
     /// Everything needed to open a database.
     ///
     /// Combinations of options that cannot work (neither `fileURL` nor `inMemoryIdentifier`, a read-only
-    /// in-memory store) make opening throw ``LatticeError/unsupported(feature:)`` naming them.
+    /// in-memory store, `readOnly` with `deleteIfMigrationNeeded`) make opening throw
+    /// ``LatticeError/unsupported(feature:)`` naming them.
     public struct Configuration: Sendable, CustomStringConvertible {
         /// The database file. Setting it clears ``inMemoryIdentifier``.
         public var fileURL: URL? {
@@ -24,10 +25,14 @@ extension Lattice {
         /// Runs once when the file's schema version is lower than ``schemaVersion``, inside the write
         /// transaction that migrates the file (see the *Migrations* article).
         public var migrationBlock: MigrationBlock?
-        /// Delete and recreate the file when its schema differs, instead of migrating or throwing. Only when
-        /// no other handle of this process has the file open (otherwise opening proceeds as without this
-        /// option); while another process has it open (it holds a slot in the file's reader table),
-        /// opening throws ``LatticeError/storage(path:code:message:)`` with `EBUSY` instead of deleting.
+        /// Delete and recreate the file when a migration would be needed, instead of migrating or throwing:
+        /// when its stored schema differs from the configuration's, or its stored schema version differs
+        /// from ``schemaVersion`` (higher or lower), as in Realm. The ``migrationBlock`` is never called.
+        ///
+        /// The file is deleted only when nothing else has it open: while another handle of this process, or
+        /// another process (it holds a slot in the file's reader table), has it open, opening throws
+        /// ``LatticeError/storage(path:code:message:)`` with `EBUSY` and changes nothing. Cannot be combined
+        /// with ``readOnly``: opening throws ``LatticeError/unsupported(feature:)``.
         public var deleteIfMigrationNeeded: Bool
         /// The model classes stored in the file. `nil` means every class whose schema has been
         /// derived in this process (see ``Lattice/register(_:)``). Ignored with ``dynamicSchema``.
@@ -152,6 +157,10 @@ extension Lattice {
             }
             if readOnly && inMemoryIdentifier != nil {
                 throw LatticeError.unsupported(feature: "A read-only in-memory store")
+            }
+            if readOnly && deleteIfMigrationNeeded {
+                throw LatticeError.unsupported(feature: "Configuration.deleteIfMigrationNeeded together with readOnly "
+                    + "(a read-only handle cannot delete the file)")
             }
         }
     }

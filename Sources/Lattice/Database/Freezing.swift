@@ -107,7 +107,8 @@ extension Lattice {
     /// key and creation stamp); nil when it does not exist in this handle's view.
     func counterpart<T: Object>(of object: T) -> T? {
         guard let source = object._lattice, source.env === env, let name = object._info?.name,
-              let info = classesByName[name], let record = try? fetchRecord(info, key: object._key) else { return nil }
+              let info = classInfo(named: name, dynamic: type(of: object) == DynamicObject.self),
+              let record = try? fetchRecord(info, key: object._key) else { return nil }
         if object._stamp != 0, record.stamp != object._stamp { return nil }
         let instance = unsafeDowncast(info.instance(type(of: object)), to: T.self)  // an instance of T's subtype
         instance.attach(to: self, info: info, key: object._key, record: record)

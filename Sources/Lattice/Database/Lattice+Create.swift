@@ -246,8 +246,18 @@ private final class ObjectBuilder {
         let source = objectValue(value)
         if let source {
             if source.isInvalidated { throw LatticeError.objectInvalidated(className: source.objectSchema.className) }
-            if asLink, let owner = source._lattice, owner.env === lattice.env, lattice.classInfo(of: source) === info, !info.schema.isEmbedded {
-                return source
+            if asLink, let owner = source._lattice, owner.env === lattice.env, !info.schema.isEmbedded, let own = lattice.classInfo(of: source) {
+                if own === info { return source }
+                // An object of the same stored class read as the other kind (a model object given to a
+                // dynamic object's link, or the reverse): the same object, as `info` reads it.
+                if own.name == info.name {
+                    // Creation stamps, where known, tell the object from a re-created one under its key.
+                    guard let object = try lattice.fetchObject(info, key: source._key),
+                          source._stamp == 0 || object._stamp == 0 || source._stamp == object._stamp else {
+                        throw LatticeError.objectInvalidated(className: info.name)
+                    }
+                    return object
+                }
             }
             if let done = built[Source(source)] { return done.object }
         }

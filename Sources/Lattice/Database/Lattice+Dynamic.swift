@@ -1,17 +1,62 @@
 // The dynamic object API: classes named by strings, objects read and written by property name. A dynamic
 // class is a `ClassInfo` whose type is `DynamicObject`, built from the stored schema; everything else
-// (records, queries, collections, the write path) is the code compiled models use.
+// (records, queries, collections, the write path) is the code compiled models use. A handle opened with
+// model classes has a second set of classes for the dynamic API (`DynamicClasses`): the same tables,
+// read as `DynamicObject`s, whose links lead to dynamic objects too.
+
+import Foundation
+
+/// The dynamic classes of a handle opened with model classes: one per model class, over the same
+/// tables, built on first use and shared by the handles sharing the model classes (frozen and thawed
+/// ones, possibly on other threads: the build is locked).
+final class DynamicClasses: @unchecked Sendable {
+    // @unchecked Sendable is safe: `built` is written once, under `lock`, and read under it.
+    private let models: [String: ClassInfo]
+    private let tables: [String: Table]
+    private let lock = NSLock()
+    private var built: [String: ClassInfo]?
+
+    init(models: [String: ClassInfo], tables: [String: Table]) {
+        self.models = models
+        self.tables = tables
+    }
+
+    /// The dynamic class standing for the model class `name`, or nil when there is none.
+    func info(_ name: String) -> ClassInfo? {
+        guard models[name] != nil else { return nil }
+        return lock.withLock {
+            if let built { return built[name] }
+            var classes: [String: ClassInfo] = [:]
+            for (name, model) in models {
+                // The stored layout: the model class's columns, in storage order.
+                let info = ClassInfo(metadata: DynamicObject.metadata(for: model.schema), storedOrder: model.schema.allProperties.map(\.name),
+                                     tables: tables)
+                info.writesID = ObjectIdentifier(model)
+                classes[name] = info
+            }
+            ClassInfo.link(classes)
+            built = classes
+            return classes[name]
+        }
+    }
+}
 
 extension Lattice {
     /// Whether this handle was opened with ``Configuration/dynamicSchema`` (or is a migration's handle):
-    /// its classes are dynamic.
+    /// its classes are dynamic. The dynamic API (``dynamicObjects(_:)``, ``dynamicCreate(_:value:update:)``,
+    /// ``dynamicObject(ofType:forPrimaryKey:)``) works on every handle, this one or not.
     public var isDynamic: Bool { classesByName.values.contains { $0.type == DynamicObject.self } }
 
     /// Creates an object of the stored class `className` from a value, as ``create(_:value:update:)``
     /// does for a model class: a dictionary of property values, an array of values in storage order, or
-    /// an object whose property names match. Links and collection elements may be dynamic objects of
-    /// this handle or dictionaries that create them. Throws for an unknown class or property, a wrong
-    /// value type and nil for a required property (naming the class and property), before writing.
+    /// an object whose property names match. Links and collection elements may be managed objects of
+    /// this file (dynamic, or of the model classes) or dictionaries that create them. Throws for an
+    /// unknown class or property, a wrong value type and nil for a required property (naming the class
+    /// and property), before writing.
+    ///
+    /// Works on every handle: on one opened with model classes, for the classes of its schema; the
+    /// object is then also readable as an instance of its model class (``objects(_:)``), and the other
+    /// way round.
     @discardableResult
     public func dynamicCreate(_ className: String, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> DynamicObject {
         _ = try requireWrite("dynamicCreate(_:value:)")
@@ -38,12 +83,20 @@ extension Lattice {
         return unsafeDowncast(materialize(info, key: found.key, record: found.record), to: DynamicObject.self)
     }
 
-    /// The dynamic class named `className`; throws when this handle has none by that name.
+    /// The dynamic class named `className` (on a handle with model classes, the one standing for the
+    /// model class); throws ``LatticeError/classNotInSchema(className:)`` when the schema has none.
     func dynamicClass(_ className: String) throws -> ClassInfo {
-        guard let info = classesByName[className], info.type == DynamicObject.self else {
+        guard let info = classInfo(named: className, dynamic: true) else {
             throw LatticeError.classNotInSchema(className: className)
         }
         return info
+    }
+
+    /// The class named `name` in this handle, as read by dynamic objects (`dynamic`) or by the class's
+    /// own type (a model class on a handle with model classes).
+    func classInfo(named name: String, dynamic: Bool) -> ClassInfo? {
+        guard let info = classesByName[name] else { return nil }
+        return dynamic && info.type != DynamicObject.self ? dynamicClasses.info(name) : info
     }
 
     /// The class of `object` in this handle: by its Swift type, or for a dynamic object by its class name.
@@ -51,7 +104,7 @@ extension Lattice {
         guard type(of: object) == DynamicObject.self else { return classInfo(type(of: object)) }
         let dynamic = unsafeDowncast(object, to: DynamicObject.self)
         guard let name = dynamic._info?.name ?? dynamic.unmanagedClass?.name else { return nil }
-        return try? dynamicClass(name)
+        return classInfo(named: name, dynamic: true)
     }
 
     /// `classInfo(of:)`, throwing ``LatticeError/classNotInSchema(className:)`` when there is none.

@@ -28,6 +28,8 @@ public final class Lattice {
     /// The class looked up last: loops over one class skip hashing.
     private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
+    /// The dynamic classes of a handle opened with model classes (built on first use of the dynamic API).
+    let dynamicClasses: DynamicClasses
     let metaTable: Table
     /// Whether the file is encrypted: index, set and map keys are then keyed hashes (`keyHasher`).
     let isEncrypted: Bool
@@ -166,6 +168,7 @@ public final class Lattice {
             self.schema = stored
             self.classesByType = byType
             self.classesByName = byName
+            self.dynamicClasses = DynamicClasses(models: dynamic ? [:] : byName, tables: tables)
             self.metaTable = meta
             self.isEncrypted = env.seals.cipher != nil
             // The reader slot is taken now: a full reader table fails the open, never a later read.
@@ -186,6 +189,7 @@ public final class Lattice {
         schema = other.schema
         classesByType = other.classesByType
         classesByName = other.classesByName
+        dynamicClasses = other.dynamicClasses
         metaTable = other.metaTable
         isEncrypted = other.isEncrypted
         do {
@@ -214,6 +218,7 @@ public final class Lattice {
         self.schema = schema
         self.classesByType = [:]
         self.classesByName = Dictionary(uniqueKeysWithValues: classes.map { ($0.name, $0) })
+        self.dynamicClasses = DynamicClasses(models: [:], tables: [:])
         self.metaTable = metaTable
         self.isEncrypted = env.seals.cipher != nil
         self.frozenLock = nil
@@ -334,22 +339,22 @@ public final class Lattice {
             }
             var mustWrite = stored == nil
             if let file = stored {
-                if file.version > configuration.schemaVersion {
-                    throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
-                }
                 let differences = file.schema.differences(to: declared)
-                let migrates = file.version < configuration.schemaVersion && (!differences.isEmpty || configuration.migrationBlock != nil)
-                if !differences.isEmpty && configuration.deleteIfMigrationNeeded && writable && env.handleCount == 1 {
+                if configuration.deleteIfMigrationNeeded && (!differences.isEmpty || file.version != configuration.schemaVersion) {
+                    // As Realm: another schema or another version (higher or lower) means deleting, never migrating.
                     // Other handles of this process would keep reading the dropped tables: only delete when alone.
+                    if env.handleCount > 1 { throw LatticeError.storage(path: path, code: EBUSY, message: Lattice.openInThisProcess) }
                     if locked {
                         try Lattice.refuseWhileOtherProcessesHaveItOpen(env)
                         try env.deleteAllTables()
                         stored = nil
                     }
-                    mustWrite = true
+                    mustWrite = true  // created afresh below
+                } else if file.version > configuration.schemaVersion {
+                    throw LatticeError.schemaVersionTooOld(path: path, fileVersion: file.version, configuredVersion: configuration.schemaVersion)
                 } else if !differences.isEmpty && file.version == configuration.schemaVersion {
                     throw LatticeError.schemaMismatch(path: path, differences: differences)
-                } else if migrates {
+                } else if file.version < configuration.schemaVersion && (!differences.isEmpty || configuration.migrationBlock != nil) {
                     if !writable { throw LatticeError.readOnly(path: path, operation: "migrating from schema version \(file.version)") }
                     if locked {
                         // Under the writer lock, with the metadata read again: one process migrates, once.
@@ -524,6 +529,10 @@ public final class Lattice {
 
     private static let schemaVersionKey = Array("schemaVersion".utf8)
 
+    /// Why `deleteIfMigrationNeeded` refuses while another handle of this process has the file open.
+    private static let openInThisProcess = "deleteIfMigrationNeeded cannot delete the file while another handle of this process has it open "
+        + "(its schema or schema version differs from the configuration's); close every handle on the file first."
+
     /// Throws while another process has the file open (it holds a slot in LMDB's reader table: every
     /// handle keeps one from its opening until it closes). Slots of dead processes are freed first.
     static func refuseWhileOtherProcessesHaveItOpen(_ env: Environment) throws {
@@ -582,7 +591,7 @@ public final class Lattice {
         recordWrites &+= 1
         if addedOrDeleted || linksChanged { structure &+= 1 }
         guard addedOrDeleted || columns != 0 else { return }
-        let id = ObjectIdentifier(info)
+        let id = info.writesID ?? ObjectIdentifier(info)
         if addedOrDeleted {
             classWrites[id, default: ClassWrites()].membership &+= 1
             return
@@ -598,7 +607,7 @@ public final class Lattice {
     /// mask; 0: all objects of the class) selects, or their order, may have: a cache of their keys is
     /// valid while it does not.
     func selectionVersion(of info: ClassInfo, columns: UInt64) -> (view: UInt64, membership: UInt64, columns: UInt64) {
-        guard let writes = classWrites[ObjectIdentifier(info)] else { return (view, 0, 0) }
+        guard let writes = classWrites[info.writesID ?? ObjectIdentifier(info)] else { return (view, 0, 0) }
         var sum: UInt64 = 0
         var mask = columns
         while mask != 0 {

@@ -41,47 +41,53 @@ public final class Migration {
         pendingError = error as? LatticeError ?? .migrationFailed(className: "?", reason: "\(error)")
     }
 
-    /// Calls `block` for every object the class `typeName` had before the migration, with the object as it
-    /// was (`old`: read-only, in the old schema, after the renames made so far) and as it is now (`new`:
-    /// writable, in the new schema; nil when the class was removed or the block deleted the object).
-    /// Objects the block creates are not enumerated. A class that is only in the new schema has nothing to
-    /// enumerate; a name in neither schema fails the migration with
-    /// ``LatticeError/classNotInSchema(className:)``.
+    /// Calls `block` for every object the class `typeName` had before the migration and still has, with
+    /// the object as it was (`old`: read-only, in the old schema, after the renames made so far) and as it
+    /// is now (`new`: writable, in the new schema; nil only when the class was removed from the schema).
+    ///
+    /// As in Realm, objects the block created are not enumerated, and objects it deleted (with
+    /// ``delete(_:)``, ``deleteData(forType:)``, or as embedded objects of a deleted parent) are skipped:
+    /// those deleted before the call, and those deleted during it before their turn came. A class that
+    /// is only in the new schema, or in neither, has nothing to enumerate.
     public func enumerateObjects(ofType typeName: String, _ block: (_ old: MigrationObject?, _ new: MigrationObject?) throws -> Void) rethrows {
-        let objects: [(old: DynamicObject, new: DynamicObject?)]
+        let objects: [DynamicObject]
         do {
-            objects = try pairs(typeName)
+            objects = try oldObjects(typeName)
         } catch {
             return record(error)
         }
-        for pair in objects { try block(pair.old, pair.new) }
+        let inNewSchema = newSchema[typeName] != nil
+        for old in objects {
+            // Checked at each turn: the block may have deleted the object since the enumeration began.
+            if migrator.context.migrationJournal?.deleted[typeName]?.contains(old._key) == true { continue }
+            var new: DynamicObject?
+            if inNewSchema {
+                do {
+                    // The work handle is looked up again: a rename in the block replaces it.
+                    let work = try migrator.work()
+                    guard let info = work.classesByName[typeName], let object = try work.fetchObject(info, key: old._key) else { continue }
+                    new = unsafeDowncast(object, to: DynamicObject.self)
+                } catch {
+                    return record(error)
+                }
+            }
+            try block(old, new)
+        }
     }
 
-    private func pairs(_ typeName: String) throws -> [(old: DynamicObject, new: DynamicObject?)] {
-        let old = try migrator.old(), work = try migrator.work()
-        guard let oldInfo = old.classesByName[typeName] else {
-            if newSchema[typeName] == nil { throw LatticeError.classNotInSchema(className: typeName) }
-            return []
-        }
-        let newInfo = newSchema[typeName] == nil ? nil : work.classesByName[typeName]
-        // The objects the file held before the block: those stored now that the block did not create,
-        // and those it deleted, as they were when deleted.
+    /// The old objects of `typeName` the block has not created (those it deleted are no longer stored),
+    /// in object-key order.
+    private func oldObjects(_ typeName: String) throws -> [DynamicObject] {
+        // The work handle first: laying the classes out converts values (optionality) before they are read.
+        let old = try migrator.old()
+        _ = try migrator.work()
+        guard let oldInfo = old.classesByName[typeName] else { return [] }
         let created = migrator.context.migrationJournal?.created[typeName] ?? []
-        let deleted = migrator.context.migrationJournal?.deleted[typeName] ?? [:]
-        var records = try old.allEntries(oldInfo.objectsTable).compactMap { entry -> (key: Int64, record: RecordBuffer)? in
+        return try old.allEntries(oldInfo.objectsTable).compactMap { entry -> DynamicObject? in
             let key = entry.key.withUnsafeBytes { KeyCodec.int($0) }
+            guard !created.contains(key) else { return nil }
             // The old object keeps this copy of its record: later writes to the new object do not change it.
-            return created.contains(key) ? nil : (key, RecordBuffer.make(entry.value))
-        }
-        if !deleted.isEmpty {
-            records += deleted.map { (key: $0.key, record: $0.value) }
-            records.sort { $0.key < $1.key }
-        }
-        return try records.map { key, record in
-            let oldObject = unsafeDowncast(old.materialize(oldInfo, key: key, record: record), to: DynamicObject.self)
-            let isGone = deleted[key] != nil
-            let newObject = try newInfo.flatMap { isGone ? nil : try work.fetchObject($0, key: key) }.map { unsafeDowncast($0, to: DynamicObject.self) }
-            return (oldObject, newObject)
+            return unsafeDowncast(old.materialize(oldInfo, key: key, record: RecordBuffer.make(entry.value)), to: DynamicObject.self)
         }
     }
 
@@ -114,15 +120,12 @@ public final class Migration {
     }
 
     /// Deletes every object of the class `typeName` (of the old or the new schema); returns whether
-    /// there were any.
+    /// there were any. A class in neither schema has none: false, as in Realm.
     @discardableResult
     public func deleteData(forType typeName: String) -> Bool {
         do {
             let work = try migrator.work()
-            guard let info = work.classesByName[typeName] else {
-                if oldSchema[typeName] == nil && newSchema[typeName] == nil { throw LatticeError.classNotInSchema(className: typeName) }
-                return false
-            }
+            guard let info = work.classesByName[typeName] else { return false }
             return try migrator.deleteAll(info, in: work)
         } catch {
             record(error)

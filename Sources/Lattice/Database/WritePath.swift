@@ -38,19 +38,18 @@ final class WriteContext {
 }
 
 /// What a migration block created and deleted, so that `Migration.enumerateObjects` visits exactly the
-/// objects the file held before the block: not the ones it created, and the ones it deleted (with their
-/// records as they were when deleted) with no new object.
+/// objects the file held before the block and still holds.
 final class MigrationJournal {
     /// Keys of objects the block created, by class.
     private(set) var created: [String: Set<Int64>] = [:]
-    /// Records of objects that existed before the block and were deleted in it, by class and key.
-    private(set) var deleted: [String: [Int64: RecordBuffer]] = [:]
+    /// Keys of objects that existed before the block and were deleted in it, by class.
+    private(set) var deleted: [String: Set<Int64>] = [:]
 
     func noteCreated(_ className: String, key: Int64) { created[className, default: []].insert(key) }
 
-    /// Notes a deleted object with its record; one the block created is not kept.
-    func noteDeleted(_ className: String, key: Int64, record: RecordBuffer) {
-        if created[className]?.contains(key) != true { deleted[className, default: [:]][key] = record }
+    /// Notes a deleted object; one the block created is not kept.
+    func noteDeleted(_ className: String, key: Int64) {
+        if created[className]?.contains(key) != true { deleted[className, default: []].insert(key) }
     }
 }
 
@@ -135,9 +134,9 @@ extension Lattice {
                     if old == nil {
                         write.changes.record(info.name, key: key, .inserted)
                         write.migrationJournal?.noteCreated(info.name, key: key)
-                    } else if let old, after == nil {
+                    } else if old != nil, after == nil {
                         write.changes.record(info.name, key: key, .deleted)
-                        write.migrationJournal?.noteDeleted(info.name, key: key, record: old)
+                        write.migrationJournal?.noteDeleted(info.name, key: key)
                     } else {
                         columns = changed ?? changedColumns(info, before, after)
                         write.changes.record(info.name, key: key, .modified, columns: columns)

@@ -219,7 +219,10 @@ struct ResultsRecipe: Sendable {
 
     /// The same results on `lattice`.
     func results<Element: Object>(on lattice: Lattice) throws -> Results<Element> {
-        var results = lattice.objects(Element.self)
+        // Dynamic objects name their class by its name, not by their Swift type.
+        var results = Element.self == DynamicObject.self
+            ? Results<Element>(lattice: lattice, info: lattice.classInfo(named: className, dynamic: true))
+            : lattice.objects(Element.self)
         if let node { results = try results.filtered(node.node) }
         for step in steps {
             switch step {
@@ -483,9 +486,9 @@ extension ManagedCollection {
             onError(error)
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
-        let className = info.name, key = owner._key, name = property.name
+        let className = info.name, key = owner._key, name = property.name, dynamic = info.type == DynamicObject.self
         return QueueDelivery.start(from: lattice, on: queue, onError: onError) { handle in
-            guard let info = handle.classesByName[className], let owner = try handle.fetchObject(info, key: key),
+            guard let info = handle.classInfo(named: className, dynamic: dynamic), let owner = try handle.fetchObject(info, key: key),
                   let property = info.property(named: name), let collection = owner.value(of: property) as? C else {
                 throw LatticeError.objectInvalidated(className: className)
             }

@@ -72,7 +72,8 @@ final class DeliveryContext {
                           let source = cls.incomingOwners[entry.id] else { continue }
                     guard visited.insert([Int64(entry.id), entry.source]).inserted else { continue }
                     if visited.count > limit { return nil }
-                    if source === info { found.insert(entry.source) }
+                    // By name: `info` may be the dynamic class standing for the model class `source`.
+                    if source.name == info.name { found.insert(entry.source) }
                     next.append((source, entry.source))
                 }
             }

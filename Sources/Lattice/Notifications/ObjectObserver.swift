@@ -126,8 +126,14 @@ final class ObjectObserver<T: Object>: HandleObserver {
                 if p.isLink {
                     properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
                 } else {
-                    properties.append(PropertyChange(name: p.name, oldValue: was.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) },
-                                                     newValue: now.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }))
+                    // A dynamic object's integers are `Int`s, as its subscript reads them.
+                    var oldValue = was.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }
+                    var newValue = now.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }
+                    if info.type == DynamicObject.self {
+                        oldValue = DynamicObject.widened(oldValue)
+                        newValue = DynamicObject.widened(newValue)
+                    }
+                    properties.append(PropertyChange(name: p.name, oldValue: oldValue, newValue: newValue))
                 }
             } else if p.isLink, let target = p.target, let linked = now.flatMap({ $0.withUnsafeBytes(context.lattice.linkedKey) }),
                       summary.map({ linkChanged(p, target, linked, $0, context) }) ?? watchesThrough(p) {
@@ -189,9 +195,9 @@ extension LatticeObservable where Self: Object {
             block(.error(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "observe(keyPaths:on:_:)")))
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
-        let className = info.name, key = _key
+        let className = info.name, key = _key, dynamic = info.type == DynamicObject.self
         return QueueDelivery.start(from: lattice, on: queue, onError: { block(.error($0)) }) { handle in
-            guard let info = handle.classesByName[className], let object = try handle.fetchObject(info, key: key) as? Self else {
+            guard let info = handle.classInfo(named: className, dynamic: dynamic), let object = try handle.fetchObject(info, key: key) as? Self else {
                 throw LatticeError.objectInvalidated(className: className)
             }
             if let error = ObservedColumns.invalidKeyPath(keyPaths, of: info) { throw error }

@@ -100,6 +100,9 @@ final class ClassInfo {
     var incoming: [PropertyInfo] = []
     /// The class each incoming property belongs to, by link id.
     var incomingOwners: [UInt32: ClassInfo] = [:]
+    /// For the dynamic class standing for a model class on the same handle: the model class, whose writes
+    /// its writes count as (so that results of either see the other's writes). Nil: itself.
+    var writesID: ObjectIdentifier?
 
     var name: String { schema.className }
 

@@ -2,9 +2,12 @@ import Foundation
 
 /// An object of a class known only from the schema stored in a file: no model class is compiled in.
 ///
-/// Dynamic objects come from a handle opened with ``Lattice/Configuration/dynamicSchema`` (and from the
-/// handles a migration block works with, where they are called ``MigrationObject``). Read and write
-/// properties by name with the subscript every ``Object`` has:
+/// Dynamic objects come from the dynamic API of any handle (``Lattice/dynamicObjects(_:)``,
+/// ``Lattice/dynamicCreate(_:value:update:)``, ``Lattice/dynamicObject(ofType:forPrimaryKey:)``): of a
+/// handle opened with ``Lattice/Configuration/dynamicSchema``, of one opened with model classes (the same
+/// stored objects as the model objects, read by name), and of the handles a migration block works with,
+/// where they are called ``MigrationObject``. Read and write properties by name with the subscript every
+/// ``Object`` has:
 ///
 /// ```swift
 /// let lattice = try Lattice(configuration: .init(fileURL: url, dynamicSchema: true))
@@ -17,11 +20,15 @@ import Foundation
 /// }
 /// ```
 ///
-/// Values are their Swift types (`Int`, `String?`, `Date`, ...), as a compiled model's properties would
-/// be; a link is a `DynamicObject?`; a List, MutableSet or Map is a `List<DynamicObject>`,
-/// `MutableSet<Int>`, `Map<String, String?>` and so on, live as a compiled model's collections are; linking
-/// objects are `LinkingObjects<DynamicObject>`. A link or collection element may be set to a dynamic
-/// object of the linked class or to a dictionary that creates one. Everything goes through the same
+/// Values are their Swift types (`String?`, `Date`, ...), as a compiled model's properties would be,
+/// except that an integer of any width (`Int8` ... `Int64`) reads as an `Int`, as in Realm (so
+/// `old["age"] as! Int` works whatever the width); setting one takes any integer type whose value fits
+/// the stored width (a value that does not fit is a ``LatticeError/wrongType(className:property:expected:found:)``).
+/// A link is a `DynamicObject?`; a List, MutableSet or Map is a `List<DynamicObject>`,
+/// `MutableSet<Int>`, `Map<String, String?>` and so on (integer elements keep their stored width),
+/// live as a compiled model's collections are (see also ``dynamicList(_:)``); linking objects are `LinkingObjects<DynamicObject>`. A link or collection
+/// element may be set to a managed object of the linked class (dynamic, or of a model class of the same
+/// file) or to a dictionary that creates one. Everything goes through the same
 /// record codec, write path, query engine and relationship code as compiled models.
 ///
 /// Reading or setting a name that is no property, or setting a value of the wrong type, stops with a
@@ -46,6 +53,48 @@ public final class DynamicObject: Object {
     /// The stored shape of the object's class, as the file stores it.
     override public var objectSchema: ObjectSchema {
         _info?.schema ?? unmanagedClass?.schema ?? ObjectSchema(className: "DynamicObject", properties: [])
+    }
+
+    // MARK: Collections of objects by name
+
+    /// The List of objects `propertyName` (Realm's `dynamicList(_:)`): the same live list as
+    /// `self[propertyName] as! List<DynamicObject>`.
+    ///
+    /// - Precondition: `propertyName` is a List of objects of the class. As this cannot throw (Realm's
+    ///   signature), another name stops the program with a message naming the class and property (in a
+    ///   migration block, it fails the migration and an empty list is returned);
+    ///   ``Object/value(forProperty:)`` throws instead.
+    public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
+        collection(propertyName, "a List of objects") ?? List()
+    }
+
+    /// The MutableSet of objects `propertyName` (Realm's `dynamicMutableSet(_:)`), as ``dynamicList(_:)``.
+    ///
+    /// - Precondition: `propertyName` is a MutableSet of objects of the class (see ``dynamicList(_:)``).
+    public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
+        collection(propertyName, "a MutableSet of objects") ?? MutableSet()
+    }
+
+    /// The Map of objects `propertyName` (Realm's `dynamicMap(_:)`), as ``dynamicList(_:)``.
+    ///
+    /// - Precondition: `propertyName` is a Map of objects of the class (see ``dynamicList(_:)``).
+    public func dynamicMap(_ propertyName: String) -> Map<String, DynamicObject?> {
+        collection(propertyName, "a Map of objects") ?? Map()
+    }
+
+    /// The collection `name` as a `C`; a name that is no such property stops the program (see `dynamicList`).
+    private func collection<C>(_ name: String, _ expected: String) -> C? {
+        do {
+            let value = try value(forProperty: name)
+            guard let collection = value as? C else {
+                let found = objectSchema[name].map { $0.typeName(withOptionality: true) } ?? "\(value.map { type(of: $0) } ?? Any?.self)"
+                throw LatticeError.wrongType(className: objectSchema.className, property: name, expected: expected, found: found)
+            }
+            return collection
+        } catch {
+            if recordsAccessError(error) { return nil }
+            preconditionFailure("\(error)")
+        }
     }
 
     // MARK: Unmanaged values
@@ -116,6 +165,17 @@ public final class DynamicObject: Object {
 public typealias MigrationObject = DynamicObject
 
 extension DynamicObject {
+    /// An integer property's value as an `Int` (every stored width fits one); other values as they are.
+    static func widened(_ value: Any?) -> Any? {
+        switch value {
+        case let v as Int8: return Int(v)
+        case let v as Int16: return Int(v)
+        case let v as Int32: return Int(v)
+        case let v as Int64: return Int(v)
+        default: return value
+        }
+    }
+
     /// The model metadata of a stored class for a dynamic handle: every property typed by its stored type,
     /// with no field in any instance (dynamic objects keep no per-property storage).
     static func metadata(for schema: ObjectSchema) -> ModelMetadata {

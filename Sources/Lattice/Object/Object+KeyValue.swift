@@ -55,7 +55,7 @@ extension Object {
 
     /// In a migration block, an access error fails the migration (when the block returns) instead of
     /// stopping the program; false elsewhere.
-    private func recordsAccessError(_ error: Error) -> Bool {
+    func recordsAccessError(_ error: Error) -> Bool {
         guard let lattice = _lattice, lattice.recordsAccessErrors else { return false }
         lattice.recordingFailure { throw error }
         return true

@@ -11,9 +11,13 @@ extension Lattice {
     /// All objects of the stored class `className`, as ``DynamicObject``s: a lazy, live ``Results`` with
     /// the whole query language (`filter`, `sorted`, `distinct`, aggregates).
     ///
-    /// Only on a dynamic handle. A name that is no class of the file, or an embedded class (reachable only
-    /// through its parents), stops with a message (as Realm's `dynamicObjects` does); check
-    /// ``schema`` first when the name comes from outside.
+    /// On every handle: on one opened with model classes, for the classes of its ``schema``; the results
+    /// see the objects of the model class (and its writes), and their links lead to dynamic objects.
+    ///
+    /// - Precondition: `className` is a top-level class of ``schema``. As this cannot throw (Realm's
+    ///   signature), a name that is no class of the schema, or an embedded class (reachable only through
+    ///   its parents), stops the program with a message naming it, as Realm's `dynamicObjects` raises;
+    ///   check `schema[className]` first when the name comes from outside.
     public func dynamicObjects(_ className: String) -> Results<DynamicObject> {
         do {
             let info = try dynamicClass(className)

@@ -20,13 +20,15 @@ extension Results: ThreadConfined {
     public func _latticeRebound(in target: Lattice) -> Results<Element>? {
         guard target.env === lattice.env else { return nil }
         guard let info else { return Results(lattice: target, info: nil) }
+        // Dynamic results read the target's dynamic class (a handle with model classes has both).
+        let targetInfo = target.classInfo(named: info.name, dynamic: info.type == DynamicObject.self)
         let rebound: ResultsSource
         switch source {
         case .all:
             rebound = .all
         case let .collection(owner, path):
             guard let owner = owner._latticeRebound(in: target) else { return nil }
-            if target.classesByName[info.name] === info {
+            if targetInfo === info {
                 rebound = .collection(owner: owner, path: path)
             } else {
                 guard let ownerInfo = owner._info,
@@ -35,10 +37,10 @@ extension Results: ThreadConfined {
             }
         }
         // A handle sharing these classes reads the same bound query.
-        if target.classesByName[info.name] === info {
+        if targetInfo === info {
             return Results(lattice: target, info: info, query: query, source: rebound)
         }
-        guard let targetInfo = target.classesByName[info.name] else { return nil }
+        guard let targetInfo else { return nil }
         // Another handle has classes of its own: bind the query again, from its text.
         var results = Results(lattice: target, info: targetInfo, source: rebound)
         do {
