@@ -536,6 +536,38 @@ extension RealmNamesTests {
     }
 }
 
+extension RealmNamesTests {
+    /// As Realm's `testIntSizes`: by name, an integer of any width reads as an `Int` (typed access keeps
+    /// the declared width), managed or not, and in observed changes; any integer type that fits sets it.
+    func testIntegersOfEveryWidthReadByNameAsInt() throws {
+        let db = makeTempDatabase("int-sizes")
+        let lattice = try db.open([CodecAllTypes.self])
+        let values: [String: Int] = ["int8": 1 << 6, "int16": 1 << 12, "int32": 1 << 30, "int64": 1 << 40]
+        let unmanaged = CodecAllTypes()
+        for (name, value) in values { unmanaged[name] = NSNumber(value: value) }
+        for (name, value) in values { XCTAssertEqual(unmanaged[name] as? Int, value, name) }
+        XCTAssertEqual(unmanaged.int8, 1 << 6)
+        let object = try lattice.write { try lattice.create(CodecAllTypes.self, value: ["id": 1]) }
+        var changes: [[String: Int]] = []
+        let token = object.observe { change in
+            guard case let .change(_, properties) = change else { return }
+            changes.append(Dictionary(uniqueKeysWithValues: properties.compactMap { p in (p.newValue as? Int).map { (p.name, $0) } }))
+        }
+        try lattice.write { for (name, value) in values { object[name] = value } }
+        lattice.refresh()
+        for (name, value) in values {
+            XCTAssertEqual(object[name] as? Int, value, name)
+            XCTAssertEqual(object.value(forKey: name) as? Int, value, name)
+        }
+        XCTAssertEqual(object.int64, 1 << 40)
+        XCTAssertNil(object["optInt8"])
+        XCTAssertEqual(changes, [values])
+        assertLatticeError(try lattice.write { try object.setValue(300, forProperty: "int8") },
+                           .wrongType(className: "CodecAllTypes", property: "int8", expected: "Int8", found: "Int"))
+        token.invalidate()
+    }
+}
+
 final class RNMapOwner: Object {
     @Persisted var dogs: Map<String, RNDog?>
 }

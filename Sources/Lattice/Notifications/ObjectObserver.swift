@@ -126,14 +126,9 @@ final class ObjectObserver<T: Object>: HandleObserver {
                 if p.isLink {
                     properties.append(PropertyChange(name: p.name, oldValue: nil, newValue: object.value(forKey: p.name)))
                 } else {
-                    // A dynamic object's integers are `Int`s, as its subscript reads them.
-                    var oldValue = was.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }
-                    var newValue = now.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }
-                    if info.type == DynamicObject.self {
-                        oldValue = DynamicObject.widened(oldValue)
-                        newValue = DynamicObject.widened(newValue)
-                    }
-                    properties.append(PropertyChange(name: p.name, oldValue: oldValue, newValue: newValue))
+                    // Values as reading the property by name gives them (integers as `Int`).
+                    properties.append(PropertyChange(name: p.name, oldValue: valueByName(was.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }, p.property),
+                                                     newValue: valueByName(now.flatMap { $0.withUnsafeBytes(p.valueType.decodeAny) }, p.property)))
                 }
             } else if p.isLink, let target = p.target, let linked = now.flatMap({ $0.withUnsafeBytes(context.lattice.linkedKey) }),
                       summary.map({ linkChanged(p, target, linked, $0, context) }) ?? watchesThrough(p) {

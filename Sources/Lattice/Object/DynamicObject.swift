@@ -21,7 +21,8 @@ import Foundation
 /// ```
 ///
 /// Values are their Swift types (`String?`, `Date`, ...), as a compiled model's properties would be,
-/// except that an integer of any width (`Int8` ... `Int64`) reads as an `Int`, as in Realm (so
+/// except that an integer of any width (`Int8` ... `Int64`) reads as an `Int`, as by name on every
+/// object and as in Realm (so
 /// `old["age"] as! Int` works whatever the width); setting one takes any integer type whose value fits
 /// the stored width (a value that does not fit is a ``LatticeError/wrongType(className:property:expected:found:)``).
 /// A link is a `DynamicObject?`; a List, MutableSet or Map is a `List<DynamicObject>`,
@@ -165,17 +166,6 @@ public final class DynamicObject: Object {
 public typealias MigrationObject = DynamicObject
 
 extension DynamicObject {
-    /// An integer property's value as an `Int` (every stored width fits one); other values as they are.
-    static func widened(_ value: Any?) -> Any? {
-        switch value {
-        case let v as Int8: return Int(v)
-        case let v as Int16: return Int(v)
-        case let v as Int32: return Int(v)
-        case let v as Int64: return Int(v)
-        default: return value
-        }
-    }
-
     /// The model metadata of a stored class for a dynamic handle: every property typed by its stored type,
     /// with no field in any instance (dynamic objects keep no per-property storage).
     static func metadata(for schema: ObjectSchema) -> ModelMetadata {

@@ -21,7 +21,9 @@ extension Object {
 
     /// The value of the persisted property `key` (Realm's `object["name"]`), managed or not: nil for an
     /// empty optional, the linked object for a link, the collection for a List, MutableSet, Map or
-    /// LinkingObjects. Setting it is ``setValue(_:forKey:)``.
+    /// LinkingObjects, and for an integer of any width (`Int8` ... `Int64`) an `Int`, as Realm's numbers
+    /// cast to `Int` (`dog["age"] as! Int`). Setting it is ``setValue(_:forKey:)``, which takes any
+    /// integer type whose value fits.
     ///
     /// A subscript cannot throw: as with Realm, a name that is no persisted property, a wrong value type
     /// or a set outside a write transaction stops the program with a message naming the class and the
@@ -112,8 +114,22 @@ extension Object {
     }
 }
 
+/// A property's value read by name: an integer of any width (`Int8` ... `Int64`) as an `Int`, as Realm's
+/// numbers cast to `Int` (`dog["age"] as! Int`); other values as they are.
+func valueByName(_ value: Any?, _ property: Property) -> Any? {
+    guard property.collection == nil, property.type.isInteger else { return value }
+    switch value {
+    case let v as Int8: return Int(v)
+    case let v as Int16: return Int(v)
+    case let v as Int32: return Int(v)
+    case let v as Int64: return Int(v)
+    default: return value
+    }
+}
+
 extension Object {
-    /// The value of a persisted property by name (nil for an unknown name or an empty optional).
+    /// The value of a persisted property by name (nil for an unknown name or an empty optional); an
+    /// integer of any width reads as an `Int`.
     public func value(ofProperty name: String) -> Any? {
         if let info = _info {
             return info.property(named: name).flatMap { value(of: $0) }
@@ -122,6 +138,7 @@ extension Object {
         guard let metadata = try? ModelMetadata.of(type(of: self)),
               let index = metadata.schema.allProperties.firstIndex(where: { $0.name == name }) else { return nil }
         let field = metadata.fields[index]
-        return field.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + field.offset)
+        return valueByName(field.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + field.offset),
+                           metadata.schema.allProperties[index])
     }
 }

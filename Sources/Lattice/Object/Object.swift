@@ -273,15 +273,9 @@ open class Object: CustomStringConvertible, Hashable {
     /// The value of a declared property, managed or not (nil for an empty optional). Links give the
     /// linked object, collections the collection.
     final func value(of property: PropertyInfo) -> Any? {
-        if _lattice != nil {
-            let value = property.valueType.getAny(self, column: property.column)
-            // By name, a dynamic object reads every integer width as `Int`, as Realm's numbers cast to it.
-            if property.property.collection == nil, property.property.type.isInteger, type(of: self) == DynamicObject.self {
-                return DynamicObject.widened(value)
-            }
-            return value
-        }
-        return property.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + property.offset)
+        let value = _lattice != nil ? property.valueType.getAny(self, column: property.column)
+            : property.accessor.value(at: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + property.offset)
+        return valueByName(value, property.property)
     }
 
     // MARK: Description, equality
