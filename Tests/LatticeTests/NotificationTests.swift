@@ -931,6 +931,31 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(notes.count, 3, "an invalidated token hears nothing")
     }
 
+    /// A commit made by an observer's callback during a delivery is told to the handle's blocks once,
+    /// and the delivery under way does not tell them of its older commit afterwards.
+    func testHandleObserversHearOfACommitMadeDuringADeliveryOnce() throws {
+        let lattice = try open()
+        var told = 0
+        let handleToken = lattice.observe { _, _ in told += 1 }
+        var wrote = false
+        let resultsToken = lattice.objects(NotePet.self).observe { change in
+            guard case .update = change, !wrote else { return }
+            wrote = true
+            try? self.addPet(lattice, 2, "b", age: 1)
+        }
+        lattice.refresh()
+        let other = try open()
+        try addPet(other, 1, "a", age: 1)
+        lattice.refresh()
+        XCTAssertTrue(wrote)
+        XCTAssertEqual(told, 1, "the handle's state holds both commits when it is told")
+        lattice.refresh()
+        RunLoop.current.run(until: Date().addingTimeInterval(0.05))
+        XCTAssertEqual(told, 1)
+        XCTAssertEqual(lattice.objects(NotePet.self).count, 2)
+        [handleToken, resultsToken].forEach { $0.invalidate() }
+    }
+
     private func addPetInWrite(_ lattice: Lattice, _ id: Int) throws {
         _ = try lattice.create(NotePet.self, value: ["id": id])
     }

@@ -269,7 +269,7 @@ final class HandleObservation {
         }
         guard !initialOnly else { return }
         lastVersion = context.version
-        if context.version != announced {
+        if context.version > announced {  // not again for a commit an observer made meanwhile (`didCommit`)
             announced = context.version
             for entry in latticeObservers where entry.flag.isActive { entry.block(.didChange, lattice) }
         }
