@@ -568,6 +568,53 @@ extension RealmNamesTests {
     }
 }
 
+extension RealmNamesTests {
+    /// Realm's `AnyRealmCollection`: results, a List, a MutableSet or LinkingObjects behind one type,
+    /// read, queried, observed and frozen as the collection it wraps.
+    func testAnyLatticeCollectionWrapsEveryCollectionOfObjects() throws {
+        let db = try seeded()
+        try db.open(types).write {}  // the seeded file, then one with a set of dogs too
+        let lattice = try Lattice(configuration: db.configuration(types + [RNKennel.self], schemaVersion: 1))
+        let ann = try ann(lattice)
+        let kennel = try lattice.write { try lattice.create(RNKennel.self, value: ["dogs": Array(ann.dogs)]) }
+        func names(_ c: AnyLatticeCollection<RNDog>) -> [String] { c.map(\.name).sorted() }
+        let all = [AnyLatticeCollection(lattice.objects(RNDog.self)), AnyLatticeCollection(ann.dogs),
+                   AnyLatticeCollection(kennel.dogs), AnyLatticeCollection(ann.pets)]
+        for c in all {
+            XCTAssertEqual(names(c), ["a", "b", "c"], c.description)
+            XCTAssertEqual(c.count, 3)
+            XCTAssertTrue(c.lattice === lattice)
+            XCTAssertEqual(try c.filter("age > 1").count, 2)
+            XCTAssertEqual(try c.sorted(byKeyPath: "age", ascending: false).first?.name, "c")
+            XCTAssertEqual(try c.sum(ofProperty: "age") as Int, 6)
+            XCTAssertEqual(c.value(forKeyPath: "@max.age") as? Int, 3)
+            XCTAssertEqual(c.index(of: c[1]), 1)
+            XCTAssertEqual(names(c.freeze()), ["a", "b", "c"])
+            XCTAssertTrue(c.freeze().isFrozen)
+        }
+        var changes: [String] = []
+        let token = AnyLatticeCollection(ann.dogs).observe { change in
+            switch change {
+            case .initial(let c): changes.append("initial \(c.count)")
+            case let .update(c, _, insertions, _): changes.append("update \(c.count) +\(insertions)")
+            case .error(let error): changes.append("\(error)")
+            }
+        }
+        lattice.refresh()
+        try lattice.write { ann.dogs.append(try lattice.create(RNDog.self, value: ["id": 4, "name": "d"])) }
+        lattice.refresh()
+        XCTAssertEqual(changes, ["initial 3", "update 4 +[3]"])
+        token.invalidate()
+        let unmanaged = AnyLatticeCollection(List<RNDog>())
+        XCTAssertNil(unmanaged.lattice)
+        XCTAssertThrowsError(try unmanaged.filter("age > 1"), "a query needs a managed collection")
+    }
+}
+
+final class RNKennel: Object {
+    @Persisted var dogs: MutableSet<RNDog>
+}
+
 final class RNMapOwner: Object {
     @Persisted var dogs: Map<String, RNDog?>
 }
