@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A handle on a Lattice database: a file (or an in-memory store) holding objects of model classes.
 ///
@@ -422,6 +423,10 @@ public final class Lattice {
 
     /// The file's metadata; nil for a new, empty file. An encrypted file needs `key`, which turns its
     /// encryption on (see `FileCheck.unlock`); a plaintext file refuses one.
+    /// Stored schemas already decoded, by their JSON: opening another handle on a file (Realm code opens
+    /// one in every function) decodes its schema once, not each time.
+    private static let decodedSchemas = Mutex<[[UInt8]: Schema]>([:])
+
     static func readMetadata(_ env: Environment, key: Data?) throws -> StoredMetadata? {
         let names = try env.tableNames()
         guard names.contains(FileLayout.meta) else {
@@ -468,10 +473,18 @@ public final class Lattice {
                 throw LatticeError.invalidFile(path: env.path, reason: "its metadata is incomplete.")
             }
             let schema: Schema
-            do {
-                schema = try JSONDecoder().decode(Schema.self, from: Data(json))
-            } catch {
-                throw LatticeError.invalidFile(path: env.path, reason: "its stored schema cannot be read (\(error)).")
+            if let known = decodedSchemas.withLock({ $0[json] }) {
+                schema = known
+            } else {
+                do {
+                    schema = try JSONDecoder().decode(Schema.self, from: Data(json))
+                } catch {
+                    throw LatticeError.invalidFile(path: env.path, reason: "its stored schema cannot be read (\(error)).")
+                }
+                decodedSchemas.withLock { cache in
+                    if cache.count >= 16 { cache.removeAll() }  // a few files' schemas, not every version ever seen
+                    cache[json] = schema
+                }
             }
             return StoredMetadata(format: format,
                                   version: version.withUnsafeBytes { loadLE($0, as: UInt64.self) }, schema: schema)
