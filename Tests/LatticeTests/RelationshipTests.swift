@@ -717,6 +717,36 @@ final class RelationshipTests: XCTestCase {
         XCTAssertEqual(left, 0, "embedded objects are deleted with their parent")
     }
 
+    /// Embedded objects move within their List, as in Realm: `move(from:to:)`, `swapAt` and
+    /// `move(fromOffsets:toOffset:)` keep each object (none deleted, none re-parented), and a List
+    /// observer sees moves as deletions plus insertions.
+    func testEmbeddedObjectsMoveWithinTheirList() throws {
+        let lattice = try open()
+        let owner = Owner()
+        for city in ["a", "b", "c", "d"] { owner.history.append({ let a = Address(); a.city = city; return a }()) }
+        try lattice.write { try lattice.add(owner) }
+        let first = try XCTUnwrap(owner.history.first)
+        var changes: [[Int]] = []
+        let token = owner.history.observe { if case let .update(_, d, i, _) = $0 { changes.append(d + [-1] + i) } }
+        lattice.refresh()
+        try lattice.write { owner.history.move(from: 0, to: 2) }
+        lattice.refresh()
+        XCTAssertEqual(changes, [[0, -1, 2]])
+        XCTAssertEqual(owner.history.map(\.city), ["b", "c", "a", "d"])
+        XCTAssertFalse(first.isInvalidated, "the moved object is the one it was")
+        XCTAssertEqual(first.city, "a")
+        try lattice.write { owner.history.swapAt(0, 3) }
+        XCTAssertEqual(owner.history.map(\.city), ["d", "c", "a", "b"])
+        try lattice.write { owner.history.move(fromOffsets: IndexSet([0, 2]), toOffset: 1) }
+        XCTAssertEqual(owner.history.map(\.city), ["c", "a", "d", "b"], "Realm's order for several offsets")
+        token.invalidate()
+        let addresses = try lattice.env.withReadTransaction { try $0.count(lattice.classInfo(Address.self)!.objectsTable) }
+        XCTAssertEqual(addresses, 4, "no embedded object was deleted or added")
+        XCTAssertEqual(lattice.verify(), [])
+        let reopened = try open()
+        XCTAssertEqual(try XCTUnwrap(reopened.objects(Owner.self).first).history.map(\.city), ["c", "a", "d", "b"])
+    }
+
     func testLinkErrors() throws {
         let lattice = try open()
         let otherURL = FileManager.default.temporaryDirectory.appendingPathComponent("rel-other-\(UUID().uuidString).lattice")

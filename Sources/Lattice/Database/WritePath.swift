@@ -433,6 +433,17 @@ extension Lattice {
         return removed
     }
 
+    /// Moves entry `from` of a List to position `to`: the entries and what they link to stay (no
+    /// backlink changes, an embedded object is not deleted); observers see a deletion and an insertion.
+    func listMove(_ property: PropertyInfo, owner: Int64, from: Int, to: Int) throws {
+        let table = ListTable(table: property.collectionTable!, owner: owner)
+        var directory = try takeListDirectory(property, owner: owner).directory
+        let moved = try table.remove(write.txn, from..<from + 1, directory: &directory)  // stores the directory
+        write.changes.record(collectionName(property), owner: owner, .remove(from..<from + 1))
+        _ = try table.insert(write.txn, moved, at: to, directory: &directory, storingDirectory: true)
+        listChanged(property, owner: owner, directory, .insert(to..<to + 1))
+    }
+
     /// Replaces entry `index` of a List.
     func listReplace(_ property: PropertyInfo, owner: Int64, at index: Int, with payload: [UInt8]) throws {
         let table = ListTable(table: property.collectionTable!, owner: owner)

@@ -61,6 +61,11 @@ struct ListStore {
         try lattice.listRemove(property, owner: owner, range)
     }
 
+    /// Moves entry `from` to position `to`, its payload unchanged.
+    func move(from: Int, to: Int) throws {
+        try lattice.listMove(property, owner: owner, from: from, to: to)
+    }
+
     /// Replaces entry `index`.
     func replace(at index: Int, with payload: [UInt8]) throws {
         try lattice.listReplace(property, owner: owner, at: index, with: payload)

@@ -200,16 +200,30 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     /// Exchanges the elements at `i` and `j`.
     public func swapAt(_ i: Int, _ j: Int) {
         guard i != j else { return }
+        if let managed, managed.property.target?.schema.isEmbedded == true {
+            // Embedded objects move within their list (setting one into another entry would re-parent it).
+            let (low, high) = (Swift.min(i, j), Swift.max(i, j))
+            move(from: high, to: low)
+            move(from: low + 1, to: high)
+            return
+        }
         let first = self[i]
         self[i] = self[j]
         self[j] = first
     }
 
-    /// Moves the element at `from` so that it ends up at `to`.
+    /// Moves the element at `from` so that it ends up at `to`. The entry moves as it is: an object is
+    /// neither unlinked nor deleted on the way (an embedded object stays the one it was).
     public func move(from: Int, to: Int) {
+        guard let managed else {
+            values.insert(values.remove(at: from), at: to)
+            return
+        }
+        let count = self.count
+        checkIndex(from, count)
+        checkIndex(to, count)
         guard from != to else { return }
-        let element = remove(at: from)
-        insert(element, at: to)
+        managed.mutate { lattice, owner in try store(lattice, owner).move(from: from, to: to) }
     }
 
     /// The first position of `element`: the same stored object for objects, an equal value for values.
