@@ -7,9 +7,40 @@ extension LDog {
     var greeting: String { "Hello, " + name }
 }
 
+enum KPKind: String, PersistableEnum { case low, mid, high }
+
+/// A class whose declared defaults are values a probe might mark a property with.
+final class KPOwner: Object {
+    @Persisted var isActive = true
+    @Persisted var kind = KPKind.mid
+    @Persisted var rank = 1
+}
+
+final class KPDog: Object {
+    @Persisted var name = ""
+    @Persisted var owner: KPOwner?
+}
+
 /// The key-path forms of sorting, `distinct`, the aggregates and `observe(keyPaths:)` mean what the
 /// string forms mean.
 final class KeyPathAPITests: LinkQueryTestCase {
+    /// A path through a link is found whatever the linked class declares as defaults.
+    func testKeyPathsThroughLinksToPropertiesWithDeclaredDefaults() throws {
+        let db = makeTempDatabase("keypath-defaults")
+        let lattice = try db.open([KPOwner.self, KPDog.self])
+        try lattice.write {
+            for (i, kind) in [KPKind.high, .low, .mid].enumerated() {
+                let owner = try lattice.create(KPOwner.self, value: ["isActive": i != 1, "kind": kind, "rank": 3 - i])
+                _ = try lattice.create(KPDog.self, value: ["name": "d\(i)", "owner": owner])
+            }
+        }
+        let dogs = lattice.objects(KPDog.self)
+        XCTAssertEqual(try dogs.sorted(by: \.owner?.isActive).map(\.name), try dogs.sorted(byKeyPath: "owner.isActive").map(\.name))
+        XCTAssertEqual(try dogs.sorted(by: \.owner?.kind).map(\.name), try dogs.sorted(byKeyPath: "owner.kind").map(\.name))
+        XCTAssertEqual(try dogs.sorted(by: \.owner?.rank).map(\.name), ["d2", "d1", "d0"])
+        XCTAssertEqual(try dogs.distinct(by: [\KPDog.owner?.isActive]).count, 2)
+    }
+
     func testSortAndDistinctByKeyPathMatchTheStringForms() throws {
         let (ann, _, _) = try makeSample()
         let dogs = lattice.objects(LDog.self)

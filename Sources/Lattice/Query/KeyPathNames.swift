@@ -45,9 +45,9 @@ extension KeyPathResolver {
         return nil
     }
 
-    /// Whether `keyPath` reads property `p` of the object the links `chain` reach.
+    /// Whether `keyPath` reads property `p` of the object the links `chain` reach: set to a value other
+    /// than what the probe holds there (the class's declared default), the key path reads that value.
     private func reads(_ keyPath: PartialKeyPath<Root>, through chain: [PropertyInfo], _ p: PropertyInfo) -> Bool {
-        guard let marked = Self.markedValue(p.valueType) else { return false }
         func read(_ value: Any?) -> [UInt8]? {
             let root = Root()
             var holder: Object = root
@@ -60,24 +60,20 @@ extension KeyPathResolver {
             var out: [UInt8] = []
             return p.valueType.encodeAny(root[keyPath: keyPath], into: &out) ? out : nil
         }
-        var expected: [UInt8] = []
-        guard p.valueType.encodeAny(marked, into: &expected) else { return false }
-        return read(marked) == expected && read(nil) != expected
+        let unmarked = read(nil)
+        for marked in Self.markValues(p.valueType) {
+            var expected: [UInt8] = []
+            guard p.valueType.encodeAny(marked, into: &expected), expected != unmarked else { continue }
+            return read(marked) == expected
+        }
+        return false
     }
 
-    /// A value of `type` other than its default (what `scalarName` marks columns with), as `Any`.
-    private static func markedValue<V: _Persistable>(_ type: V.Type) -> Any? {
-        var base: [UInt8] = []
-        V._latticeDefault._latticeEncode(into: &base)
+    /// The values of `type` that `scalarName` marks columns with, as `Any`.
+    private static func markValues<V: _Persistable>(_ type: V.Type) -> [Any] {
         var payloads = markPayloads
         if let e = V.self as? any PersistableEnum.Type { payloads += casePayloads(e) }
-        for payload in payloads {
-            let value = payload.withUnsafeBytes { V._latticeDecode($0) }
-            var out: [UInt8] = []
-            value._latticeEncode(into: &out)
-            if out != base { return value._latticeAnyValue }
-        }
-        return nil
+        return payloads.compactMap { payload in payload.withUnsafeBytes { V._latticeDecode($0) }._latticeAnyValue }
     }
 
     /// The single-value property a key path reads, its value type opened from `valueType`.

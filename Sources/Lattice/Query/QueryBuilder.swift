@@ -315,10 +315,10 @@ struct KeyPathResolver<Root: Object> {
     }
 
     /// Payloads that decode, for every value type, to something other than its default (the first that
-    /// does marks a column).
+    /// does marks a column); the last, zeroes, to the default itself (for a class that declares another).
     static var markPayloads: [[UInt8]] {
         [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
-         [UInt8](repeating: 1, count: 16), [2], [0x32]]
+         [UInt8](repeating: 1, count: 16), [2], [0x32], [0]]
     }
 
     static func casePayloads<E: PersistableEnum>(_ type: E.Type) -> [[UInt8]] {
