@@ -269,6 +269,23 @@ final class NotificationTests: XCTestCase {
             _ = lattice.objects(NotePet.self).observe { change in if case .error(let e) = change { error = e } }
         }
         guard case .unsupported? = error as? LatticeError else { return XCTFail("expected a LatticeError, got \(String(describing: error))") }
+
+        // On a queue too, for every kind: nothing is registered.
+        let owner = try lattice.write { try lattice.create(NoteOwner.self, value: ["name": "o"]) }
+        let pet = try lattice.write { try lattice.create(NotePet.self, value: ["id": 1]) }
+        let queue = DispatchQueue(label: "inside-write")
+        let errors = Locked(0), delivered = Locked(0)
+        try lattice.beginWrite()
+        let tokens = [
+            lattice.objects(NotePet.self).observe(on: queue) { if case .error = $0 { errors.withLock { $0 += 1 } } else { delivered.withLock { $0 += 1 } } },
+            owner.pets.observe(on: queue) { if case .error = $0 { errors.withLock { $0 += 1 } } else { delivered.withLock { $0 += 1 } } },
+            pet.observe(on: queue) { if case .error = $0 { errors.withLock { $0 += 1 } } else { delivered.withLock { $0 += 1 } } },
+        ]
+        lattice.cancelWrite()
+        queue.sync {}
+        XCTAssertEqual(errors.withLock { $0 }, 3)
+        XCTAssertEqual(delivered.withLock { $0 }, 0)
+        tokens.forEach { $0.invalidate() }
     }
 
     // MARK: Property test: applying changesets reproduces the new array
@@ -1018,8 +1035,14 @@ final class NotificationTests: XCTestCase {
         try addPet(other, 1, "a", age: 1)
         spin("didChange") { notes == [.didChange] }
         lattice.autorefresh = false
+        // An object observer registered meanwhile wakes the handle too: still one refreshRequired a commit.
+        let pet = try XCTUnwrap(lattice.object(ofType: NotePet.self, forPrimaryKey: 1))
+        let petToken = pet.observe { _ in }
         try addPet(other, 2, "b", age: 1)
         spin("refreshRequired") { notes.last == .refreshRequired }
+        RunLoop.current.run(until: Date().addingTimeInterval(0.05))
+        XCTAssertEqual(notes, [.didChange, .refreshRequired])
+        petToken.invalidate()
         XCTAssertEqual(lattice.objects(NotePet.self).count, 1, "the handle stays on its snapshot")
         lattice.refresh()
         XCTAssertEqual(notes.last, .didChange)
@@ -1138,6 +1161,23 @@ final class NotificationTests: XCTestCase {
         guard case let .update(results, _, insertions, _)? = await iterator.next() else { return XCTFail("update") }
         XCTAssertEqual(insertions, [0])
         XCTAssertEqual(results.first?.name, "async")
+    }
+
+    /// Frozen data never changes: its async sequences yield one `.error` and end, as observing it does.
+    func testChangesOfFrozenDataEndWithAnError() async throws {
+        let lattice = try open()
+        try addPet(lattice, 1, "a", age: 1)
+        let frozen = lattice.objects(NotePet.self).freeze()
+        var results = frozen.changes.makeAsyncIterator()
+        guard case .error(let error)? = await results.next() else { return XCTFail("an error first") }
+        XCTAssertEqual(error as? LatticeError, .frozen(operation: "changes"))
+        let end = await results.next()
+        XCTAssertNil(end)
+        let pet = try XCTUnwrap(frozen.first)
+        var object = pet.changes.makeAsyncIterator()
+        guard case .error? = await object.next() else { return XCTFail("an error first") }
+        let objectEnd = await object.next()
+        XCTAssertNil(objectEnd)
     }
 
     // MARK: Wake-up paths

@@ -533,6 +533,9 @@ extension RealmNamesTests {
         let copy = List<RNDog>()
         copy.append(objectsIn: Array(ann.dogs))
         XCTAssertNotEqual(ann.dogs, copy, "managed and unmanaged")
+        let frozen = ann.dogs.freeze()
+        XCTAssertNotEqual(ann.dogs, frozen, "a snapshot is not the live list")
+        XCTAssertEqual(frozen, ann.dogs.freeze(), "one version, one snapshot")
     }
 }
 

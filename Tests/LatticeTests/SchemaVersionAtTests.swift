@@ -57,6 +57,14 @@ final class SchemaVersionAtTests: XCTestCase {
         XCTAssertEqual(try Lattice.schemaVersion(at: other.url), 7)
         let lattice = try Lattice(configuration: configuration(other, version: 7))
         try lattice.write { try lattice.create(EnumerationV0.StringItem.self, value: ["c"]) }
+        // With the file open read-only in this process, the version is read through that environment.
+        let readOnly = makeTempDatabase()
+        _ = try Lattice(configuration: configuration(readOnly, version: 3))
+        var config = configuration(readOnly, version: 3)
+        config.readOnly = true
+        let reader = try Lattice(configuration: config)
+        XCTAssertEqual(try Lattice.schemaVersion(at: readOnly.url), 3)
+        XCTAssertTrue(reader.isEmpty)
     }
 
     func testForeignEmptyAndEncryptedFiles() throws {

@@ -26,7 +26,9 @@ extension Lattice {
         guard (attributes?[.size] as? Int ?? 0) > 0 else { throw LatticeError.invalidFile(path: path, reason: "it is empty.") }
         // Read-write when this user may write the file: a read-only environment, which handles opened
         // meanwhile in this process would share, would refuse their read-write opens. Nothing is written.
-        let options = EnvironmentOptions(readOnly: access(path, W_OK) != 0, maxDatabases: 1024, sealPolicy: SealedTables())
+        // Read-only when this process has the file open read-only (that environment is shared).
+        let readOnly = access(path, W_OK) != 0 || Environment.isOpenReadOnly(path: path)
+        let options = EnvironmentOptions(readOnly: readOnly, maxDatabases: 1024, sealPolicy: SealedTables())
         let env = try Environment.acquire(path: path, options: options)
         defer { env.release() }
         guard let file = try readMetadata(env, key: encryptionKey) else {

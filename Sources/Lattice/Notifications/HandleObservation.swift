@@ -154,6 +154,8 @@ final class HandleObservation {
     /// The commit the handle's own `observe(_:)` blocks last heard of (they also hear of each own commit
     /// at once, see `didCommit`).
     private var announced: Int64 = 0
+    /// The newest commit `.refreshRequired` was sent for (autorefresh off).
+    private var refreshRequiredFor = 0
 
     init(_ lattice: Lattice) {
         self.lattice = lattice
@@ -243,9 +245,14 @@ final class HandleObservation {
         if lattice.autorefresh {
             lattice.refresh()  // delivers
         } else {
-            // The handle's view is the latest commit (its own): deliver; otherwise a refresh is due.
-            guard lattice.env.lastTransactionID != lattice.viewCommit else { deliver(); return }
-            for entry in latticeObservers where entry.flag.isActive { entry.block(.refreshRequired, lattice) }
+            // The handle's view is the latest commit (its own): deliver; otherwise a refresh is due, told
+            // once per commit however many wake-ups come.
+            let newest = lattice.env.lastTransactionID
+            guard newest != lattice.viewCommit else { deliver(); return }
+            if newest != refreshRequiredFor {
+                refreshRequiredFor = newest
+                for entry in latticeObservers where entry.flag.isActive { entry.block(.refreshRequired, lattice) }
+            }
             // Initial notifications still go out at the handle's current version.
             deliver(initialOnly: true)
         }

@@ -31,14 +31,8 @@ extension Lattice {
             onError(error)
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
-        if writer != nil {
-            onError(LatticeError.unsupported(feature: "Registering a notification observer inside a write transaction "
-                + "(register it before beginWrite() or after commitWrite())"))
-            return NotificationToken(flag: ObserverFlag(), stop: {})
-        }
-        // As in Realm: frozen data never changes, so observing it is a mistake worth telling.
-        if isFrozen {
-            onError(LatticeError.frozen(operation: "observe"))
+        if let refusal = observationRefusal {
+            onError(refusal)
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         do {
@@ -47,6 +41,16 @@ extension Lattice {
             onError(error)
         }
         return NotificationToken(flag: observer.flag, stop: observation.tokenStop())
+    }
+
+    /// Why an observer cannot be registered now, or nil: inside a write transaction (its changes would
+    /// be told twice or half), or on frozen data, which never changes (as Realm refuses it).
+    var observationRefusal: LatticeError? {
+        if writer != nil {
+            return .unsupported(feature: "Registering a notification observer inside a write transaction "
+                + "(register it before beginWrite() or after commitWrite())")
+        }
+        return isFrozen ? .frozen(operation: "observe") : nil
     }
 
     /// ``write(_:)``, except that the observers of `tokens` (registered on this handle without a queue)
@@ -91,12 +95,12 @@ enum QueueDelivery {
     }
 
     /// Starts an observer that `make` builds on a handle of `lattice`'s file opened for the queue, and
-    /// delivers its changes there. A frozen handle's data never changes: that is an error.
+    /// delivers its changes there; refused (`onError`) as `register` refuses one.
     static func start(from lattice: Lattice, on queue: DispatchQueue,
                       onError: @escaping @Sendable (Error) -> Void,
                       make: @escaping @Sendable (Lattice) throws -> any HandleObserver) -> NotificationToken {
-        if lattice.isFrozen {
-            onError(LatticeError.frozen(operation: "observe"))
+        if let refusal = lattice.observationRefusal {
+            onError(refusal)
             return NotificationToken(flag: ObserverFlag(), stop: {})
         }
         let configuration = lattice.configuration, env = lattice.env
@@ -143,6 +147,16 @@ public struct LatticeChanges<Element>: AsyncSequence {
     /// Makes the step computing a change (nil: nothing observed changed) and the test of whether the
     /// sequence has ended.
     let makeStep: () -> (step: (DeliveryContext) -> Element?, isFinished: () -> Bool)
+
+    /// The step of a sequence that yields `element` and ends (frozen data, which never changes, gives
+    /// one `.error`, as observing it does).
+    static func once(_ element: Element) -> (step: (DeliveryContext) -> Element?, isFinished: () -> Bool) {
+        var done = false
+        return ({ _ in
+            done = true
+            return element
+        }, { done })
+    }
 
     /// Starts observing.
     public func makeAsyncIterator() -> AsyncIterator {
@@ -203,6 +217,7 @@ extension Results {
     public var changes: LatticeChanges<LatticeCollectionChange<Results<Element>>> {
         let results = self
         return LatticeChanges(lattice: lattice) {
+            if results.isFrozen { return LatticeChanges.once(.error(LatticeError.frozen(operation: "changes"))) }
             let observer = CollectionObserver(results, results.collectionWatch(keyPaths: nil)) { _ in }
             return ({ observer.nextChange($0) }, { false })
         }

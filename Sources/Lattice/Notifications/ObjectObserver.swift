@@ -207,6 +207,7 @@ extension LatticeObservable where Self: Object {
             preconditionFailure("\(LatticeError.objectNotManaged(className: "\(type(of: self))", operation: "changes"))")
         }
         return LatticeChanges(lattice: lattice) {
+            if lattice.isFrozen { return LatticeChanges.once(.error(LatticeError.frozen(operation: "changes"))) }
             let observer = ObjectObserver(object, info: info, keyPaths: nil) { _ in }
             return ({ observer.nextChange($0) }, { !observer.flag.isActive })
         }

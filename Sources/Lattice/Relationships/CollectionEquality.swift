@@ -4,9 +4,12 @@
 // values under equal keys for a Map). A managed and an unmanaged collection are never equal.
 
 extension ManagedCollection {
-    /// Whether `other` binds the same stored collection.
+    /// Whether `other` binds the same stored collection: live both, or frozen both at one version (a
+    /// frozen collection is a snapshot, not the live one).
     func isSame(as other: ManagedCollection) -> Bool {
-        property.name == other.property.name && owner == other.owner
+        guard property.name == other.property.name, owner == other.owner else { return false }
+        let (frozen, otherFrozen) = (owner.isFrozen, other.owner.isFrozen)
+        return frozen == otherFrozen && (!frozen || owner._lattice === other.owner._lattice)
     }
 }
 

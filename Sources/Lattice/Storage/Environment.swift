@@ -93,6 +93,11 @@ final class Environment: @unchecked Sendable {
         registry.withLock { $0[path] != nil }
     }
 
+    /// Whether this process has `path` open read-only (another open of it must be read-only too).
+    static func isOpenReadOnly(path: String) -> Bool {
+        registry.withLock { $0[path]?.options.readOnly ?? false }
+    }
+
     /// How many handles of this process share the environment.
     var handleCount: Int { state.withLock { $0.refCount } }
 
