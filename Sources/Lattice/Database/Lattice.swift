@@ -91,6 +91,8 @@ public final class Lattice {
     var listDirectoryCache: ListDirectoryCache?
     /// The MutableSet or Map counted or read last (see `keyedEntries(_:owner:)`).
     var keyedEntriesCache: KeyedEntriesCache?
+    /// The chunk reader of the List of values bound last, by table and owner (see `List.init(managed:)`).
+    var lastListValueReads: (table: Table, owner: Int64, reads: ListValueReads)?
     /// Set on a migration's handles: errors of property access by name (which cannot throw) fail the
     /// migration instead of stopping the program.
     var recordsAccessErrors = false

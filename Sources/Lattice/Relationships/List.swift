@@ -33,9 +33,23 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
     init(managed: ManagedCollection) {
         self.managed = managed
         let target = managed.property.target
-        objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
+        let objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
+        self.objectTarget = objectTarget
         objectReads = objectTarget == nil ? nil : ListObjectReads(managed.lattice)
-        valueReads = objectTarget == nil ? ListValueReads() : nil
+        valueReads = objectTarget == nil ? List.sharedValueReads(managed) : nil
+    }
+
+    /// The chunk reader of a List of values: `owner.numbers[i]` in a loop binds a new List each step, so
+    /// the lists of one stored list on a live handle share it (it checks the handle's view itself, and
+    /// holds no reference back to the handle). A frozen handle, read on several threads, shares none.
+    private static func sharedValueReads(_ managed: ManagedCollection) -> ListValueReads {
+        let lattice = managed.lattice
+        guard !lattice.isFrozen else { return ListValueReads() }
+        let table = managed.property.collectionTable!, owner = managed.owner._key
+        if let last = lattice.lastListValueReads, last.table == table, last.owner == owner { return last.reads }
+        let reads = ListValueReads()
+        lattice.lastListValueReads = (table, owner, reads)
+        return reads
     }
 
     /// The stored class of the elements when they are objects of exactly that class (not dynamic
