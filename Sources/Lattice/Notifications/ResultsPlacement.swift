@@ -72,16 +72,17 @@ struct ResultsPlacement {
         // Old positions of the objects to place and of the other modified objects.
         let positions = locate(affected.union(own.modified.keys).union(alsoModified), in: old)
         let removed = affected.compactMap { positions[$0] }.sorted()
-        var remaining = old
-        if !removed.isEmpty {
-            remaining = []
-            remaining.reserveCapacity(old.count)
-            var from = 0
-            for at in removed {
-                remaining += old[from..<at]
-                from = at + 1
+        // The old elements without the removed ones, read in place (`affected` is small: see `fallsBack`),
+        // so that a commit that moves nothing copies no array of the results' length.
+        let remainingCount = old.count - removed.count
+        func remainingKey(_ index: Int) -> Int64 {
+            // Skip the removed positions before it: those whose position less their rank is at most `index`.
+            var low = 0, high = removed.count
+            while low < high {
+                let mid = (low + high) / 2
+                if removed[mid] - mid <= index { low = mid + 1 } else { high = mid }
             }
-            remaining += old[from...]
+            return old[index + low]
         }
 
         // The objects to place that exist and match, with their sort values, in result order.
@@ -100,7 +101,7 @@ struct ResultsPlacement {
         var cache: [Int: [ScalarValue]] = [:]
         func values(at index: Int) -> [ScalarValue] {
             if let known = cache[index] { return known }
-            let key = remaining[index]
+            let key = remainingKey(index)
             let context = RowContext(txn: txn, lattice: lattice, key: key, failure: failure)
             let read = context.record(info, key) { view in sorts.map { $0.path.value(view, context) } } ?? []
             cache[index] = read
@@ -109,38 +110,53 @@ struct ResultsPlacement {
         var slots: [Int] = []
         slots.reserveCapacity(placed.count)
         for object in placed {
-            var low = slots.last ?? 0, high = remaining.count
+            var low = slots.last ?? 0, high = remainingCount
             while low < high {
                 let mid = (low + high) / 2
-                let before = sorts.isEmpty ? remaining[mid] < object.key
-                    : precedes(values(at: mid), remaining[mid], object.values, object.key)
+                let before = sorts.isEmpty ? remainingKey(mid) < object.key
+                    : precedes(values(at: mid), remainingKey(mid), object.values, object.key)
                 if before { low = mid + 1 } else { high = mid }
             }
             slots.append(low)
         }
         if failure.error != nil { return nil }
 
-        // Merge, and keep in place (as a modification) each placed object that was in the old results
-        // with as many remaining elements before it as before: its order relative to them is unchanged.
-        var elements: [Int64] = []
-        elements.reserveCapacity(remaining.count + placed.count)
+        // Keep in place (as a modification) each placed object that was in the old results with as many
+        // remaining elements before it as before: its order relative to them is unchanged. Placed
+        // objects before it and remaining elements up to its slot precede it in the new results.
         var insertions: [Int] = []
         var keptOld: [Int] = []
         var lastKept = -1
-        var from = 0
-        for (object, slot) in zip(placed, slots) {
-            elements += remaining[from..<slot]
-            from = slot
+        for (i, (object, slot)) in zip(placed, slots).enumerated() {
             if let was = positions[object.key], was > lastKept,
                was - removed.partitionIndex(where: { $0 >= was }) == slot {
                 keptOld.append(was)
                 lastKept = was
             } else {
-                insertions.append(elements.count)
+                insertions.append(slot + i)
             }
-            elements.append(object.key)
         }
-        elements += remaining[from...]
+        // Every placed object kept where it was, none gone: the results are the old ones.
+        var elements = old
+        if !insertions.isEmpty || keptOld.count != removed.count {
+            var remaining: [Int64] = []
+            remaining.reserveCapacity(remainingCount)
+            var from = 0
+            for at in removed {
+                remaining += old[from..<at]
+                from = at + 1
+            }
+            remaining += old[from...]
+            elements = []
+            elements.reserveCapacity(remainingCount + placed.count)
+            from = 0
+            for (object, slot) in zip(placed, slots) {
+                elements += remaining[from..<slot]
+                from = slot
+                elements.append(object.key)
+            }
+            elements += remaining[from...]
+        }
 
         let kept = Set(keptOld)
         let deletions = removed.filter { !kept.contains($0) }
