@@ -96,4 +96,42 @@ final class AddCollectionsTests: XCTestCase {
         let reopened = try db.open([Shelf.self])
         for id in 2...5 { assertShelf(reopened, id, [], "shelf \(id) emptied") }
     }
+
+    /// A set's or map's count stays right across the handle's own commits (where it is carried over
+    /// without walking the entries), other handles' commits, cancelled writes and refreshes.
+    func testKeyedCountsAcrossCommitsAndCancelledWrites() throws {
+        let db = makeTempDatabase("keyedcounts")
+        let lattice = try db.open([Shelf.self]), other = try db.open([Shelf.self])
+        try lattice.write { try lattice.add(shelf(1, floor: 0, (0..<50).map { "e\($0)" })) }
+        let stored = try XCTUnwrap(lattice.object(ofType: Shelf.self, forPrimaryKey: 1))
+        XCTAssertEqual([stored.labels.count, stored.counts.count], [50, 50])
+        for round in 1...3 {
+            try lattice.write {
+                stored.labels.insert("new\(round)")
+                stored.counts["new\(round)"] = round
+            }
+            XCTAssertEqual([stored.labels.count, stored.counts.count], [50 + round, 50 + round], "own commit \(round)")
+        }
+        try other.write {
+            let theirs = try XCTUnwrap(other.object(ofType: Shelf.self, forPrimaryKey: 1))
+            theirs.labels.insert(objectsIn: ["x", "y"])
+            theirs.counts["e0"] = nil
+        }
+        XCTAssertEqual([stored.labels.count, stored.counts.count], [53, 53], "the handle's snapshot")
+        lattice.refresh()
+        XCTAssertEqual([stored.labels.count, stored.counts.count], [55, 52], "another handle's commit")
+        try lattice.beginWrite()
+        stored.labels.remove("x")
+        stored.counts["e1"] = nil
+        XCTAssertEqual([stored.labels.count, stored.counts.count], [54, 51], "inside the write")
+        lattice.cancelWrite()
+        XCTAssertEqual([stored.labels.count, stored.counts.count], [55, 52], "after the write was cancelled")
+        try lattice.write { stored.labels.remove("y") }
+        lattice.invalidate()
+        let again = try XCTUnwrap(lattice.object(ofType: Shelf.self, forPrimaryKey: 1))
+        XCTAssertEqual([again.labels.count, again.counts.count], [54, 52])
+        XCTAssertEqual(Set(again.labels).count, 54)
+        XCTAssertEqual(try db.open([Shelf.self]).object(ofType: Shelf.self, forPrimaryKey: 1)?.labels.count, 54)
+    }
 }
+

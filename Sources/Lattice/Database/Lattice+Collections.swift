@@ -64,11 +64,14 @@ extension Lattice {
     }
 
     /// The entries of a MutableSet or Map as the handle saw them: valid while the handle's generation is
-    /// unchanged. `entries` is nil when only the count is known.
+    /// unchanged, or outside a write while the handle reads commit `commit` (0: not known), which is
+    /// how a count kept up to date by the handle's own write outlives its commit. `entries` is nil
+    /// when only the count is known.
     struct KeyedEntriesCache {
         let table: Table
         let owner: Int64
         var generation: UInt64
+        var commit: Int
         var count: Int
         var entries: [(key: [UInt8], value: [UInt8])]?
 
@@ -77,17 +80,44 @@ extension Lattice {
         }
     }
 
+    /// The keyed cache when it describes `table`'s entries of `owner` in the handle's current view (the
+    /// snapshot is opened first, so that the commit it reads is known).
+    private func currentKeyedCache(_ table: Table, _ owner: Int64) throws -> KeyedEntriesCache? {
+        guard let cached = keyedEntriesCache, cached.table == table, cached.owner == owner else { return nil }
+        if cached.generation == generation { return cached }
+        guard writer == nil, cached.commit != 0 else { return nil }
+        _ = try readTransaction()
+        return cached.commit == viewCommit ? cached : nil
+    }
+
+    /// The commit the handle's view reads when it is not in a write (what a cache read now describes).
+    private var readCommit: Int { writer == nil ? viewCommit : 0 }
+
+    /// After the handle's own commit: a keyed cache kept up to date by the write describes the commit.
+    func keyedCacheCommitted(_ commit: Int) {
+        guard var cached = keyedEntriesCache, cached.generation == generation else { return }
+        cached.commit = commit
+        keyedEntriesCache = cached
+    }
+
+    /// As a write begins on commit `base`: a keyed cache of that commit is current in the write (whose
+    /// changes then keep it up to date, see `keyedCountChanged`).
+    func keyedCacheStartsWrite(on base: Int) {
+        guard var cached = keyedEntriesCache, cached.commit != 0, cached.commit == base else { return }
+        cached.generation = generation
+        keyedEntriesCache = cached
+    }
+
     /// Every (plain key, payload) of a MutableSet or Map in key order, read once per change of the
     /// handle's view: reading a set or map by position (`set[i]`, each time through a new instance of the
     /// owner's property) does not read it again on every step.
     func keyedEntries(_ property: PropertyInfo, owner: Int64) throws -> [(key: [UInt8], value: [UInt8])] {
         let table = property.collectionTable!
         return try synchronized {
-            if let cached = keyedEntriesCache, cached.isCurrent(table, owner, at: generation), let entries = cached.entries {
-                return entries
-            }
+            if let cached = try currentKeyedCache(table, owner), let entries = cached.entries { return entries }
             let entries = try KeyedEntry.entries(readTransaction(), table, owner: owner)
-            keyedEntriesCache = KeyedEntriesCache(table: table, owner: owner, generation: generation, count: entries.count, entries: entries)
+            keyedEntriesCache = KeyedEntriesCache(table: table, owner: owner, generation: generation, commit: readCommit,
+                                                  count: entries.count, entries: entries)
             return entries
         }
     }
@@ -98,9 +128,10 @@ extension Lattice {
     func keyedCount(_ property: PropertyInfo, owner: Int64) throws -> Int {
         let table = property.collectionTable!
         return try synchronized {
-            if let cached = keyedEntriesCache, cached.isCurrent(table, owner, at: generation) { return cached.count }
+            if let cached = try currentKeyedCache(table, owner) { return cached.count }
             let count = try OwnerKey.count(readTransaction(), table, owner: owner)
-            keyedEntriesCache = KeyedEntriesCache(table: table, owner: owner, generation: generation, count: count, entries: nil)
+            keyedEntriesCache = KeyedEntriesCache(table: table, owner: owner, generation: generation, commit: readCommit,
+                                                  count: count, entries: nil)
             return count
         }
     }
@@ -110,7 +141,7 @@ extension Lattice {
     func keyedIsEmpty(_ property: PropertyInfo, owner: Int64) throws -> Bool {
         let table = property.collectionTable!
         return try synchronized {
-            if let cached = keyedEntriesCache, cached.isCurrent(table, owner, at: generation) { return cached.count == 0 }
+            if let cached = try currentKeyedCache(table, owner) { return cached.count == 0 }
             return try OwnerKey.isEmpty(readTransaction(), table, owner: owner)
         }
     }
@@ -122,6 +153,7 @@ extension Lattice {
         cached.count += delta
         cached.entries = nil
         cached.generation = generation
+        cached.commit = 0  // the write's state, no commit's until it commits (see `keyedCacheCommitted`)
         keyedEntriesCache = cached
     }
 

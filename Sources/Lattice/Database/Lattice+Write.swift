@@ -95,6 +95,7 @@ extension Lattice {
             throw error
         }
         didEndSnapshot()
+        keyedCacheStartsWrite(on: viewCommit)
     }
 
     /// Commits the write; then the handle's `observe(_:)` blocks, but those of `skipped`, hear of it.
@@ -125,6 +126,7 @@ extension Lattice {
         // transaction that changed nothing, and the next one then gets the same id).
         viewCommit = env.lastTransactionID
         writer = nil
+        keyedCacheCommitted(viewCommit)
         env.writerLock.unlock()
         didEndSnapshot()
         (observationState as? HandleObservation)?.didCommit(skipping: skipped)
