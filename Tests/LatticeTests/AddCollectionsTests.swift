@@ -133,5 +133,36 @@ final class AddCollectionsTests: XCTestCase {
         XCTAssertEqual(Set(again.labels).count, 54)
         XCTAssertEqual(try db.open([Shelf.self]).object(ofType: Shelf.self, forPrimaryKey: 1)?.labels.count, 54)
     }
+
+    /// As in Realm, a List, MutableSet or Map taken from an object before `add` is that object's stored
+    /// collection afterwards: writes through it reach the file. The object keeps no reference to it (the
+    /// file closes once the program lets go of everything).
+    func testCollectionsTakenBeforeAddWriteThrough() throws {
+        let db = makeTempDatabase("taken-before-add")
+        do {
+            let lattice = try db.open([Shelf.self])
+            let shelf = shelf(1, floor: 0, ["a"])
+            let (books, labels, counts) = (shelf.books, shelf.labels, shelf.counts)
+            try lattice.write { try lattice.add(shelf) }
+            XCTAssertTrue(books.lattice === lattice)
+            try lattice.write {
+                books.append("b")
+                labels.insert("b")
+                counts["b"] = 1
+            }
+            XCTAssertEqual(Array(shelf.books), ["a", "b"])
+            XCTAssertEqual(Set(shelf.labels), ["a", "b"])
+            XCTAssertEqual(shelf.counts["b"], 1)
+            XCTAssertEqual(books, shelf.books, "the same stored list")
+            // A list given to two objects: the second gets the first's stored elements.
+            let other = Shelf()
+            other.id = 2
+            other.books = books
+            try lattice.write { try lattice.add(other) }
+            XCTAssertEqual(Array(other.books), ["a", "b"])
+        }
+        XCTAssertEqual(Array(try db.open([Shelf.self]).object(ofType: Shelf.self, forPrimaryKey: 1)?.books ?? List()), ["a", "b"])
+        XCTAssertNoThrow(try Lattice.deleteFiles(for: db.configuration([Shelf.self])), "nothing keeps the handle open")
+    }
 }
 

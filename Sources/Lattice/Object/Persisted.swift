@@ -194,7 +194,12 @@ extension Persisted: PersistedField {
     }
 
     static func didAdd(at field: UnsafeRawPointer, owner: Object, column: Int, replacing: Bool) throws {
-        try field.assumingMemoryBound(to: Value.self).pointee._latticeDidAdd(owner, column: column, replacing: replacing)
+        let value = UnsafeMutableRawPointer(mutating: field).assumingMemoryBound(to: Value.self)
+        try value.pointee._latticeDidAdd(owner, column: column, replacing: replacing)
+        // The field's collection is now the stored one, bound to its owner (see `_latticeDidAdd`): the
+        // owner, which reads its collections from the file from now on, lets go of it (it would otherwise
+        // keep itself, and its handle, alive).
+        if Value.self is any _PersistableCollection.Type { value.pointee = Value._latticeDefault }
     }
 
     static func value(at field: UnsafeRawPointer) -> Any? {

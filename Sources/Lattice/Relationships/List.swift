@@ -14,29 +14,33 @@ import Foundation
 /// list does not delete it; deleting an object removes it from every list.
 public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection, RangeReplaceableCollection, LatticeCollection {
     private var values: [Element] = []
-    let managed: ManagedCollection?
+    // The binding and the read state below are set once, when the list is made for a managed object or
+    // when the unmanaged list of an object being added becomes that object's stored list (`bind`), and
+    // read by every access: single loads and stores, so runtime exclusivity checks are off.
+    @exclusivity(unchecked) private(set) var managed: ManagedCollection?
     /// A managed List of objects reads its entries' objects in batches: their keys, decoded once per change
     /// of the handle's view, and the positional reader over them. Nil otherwise (every new instance of a
     /// model makes an unmanaged list for each List property: it allocates nothing more).
-    private let objectReads: ListObjectReads?
+    @exclusivity(unchecked) private var objectReads: ListObjectReads?
     /// A managed List of values reads entries by position from the chunk it read last; nil otherwise.
-    private let valueReads: ListValueReads?
+    @exclusivity(unchecked) private var valueReads: ListValueReads?
 
     /// An empty, unmanaged list.
-    public init() {
-        managed = nil
-        objectTarget = nil
-        objectReads = nil
-        valueReads = nil
-    }
+    public init() {}
 
     init(managed: ManagedCollection) {
-        self.managed = managed
+        bind(managed)
+    }
+
+    /// Makes the list the stored list `managed` binds (its unmanaged elements dropped).
+    private func bind(_ managed: ManagedCollection) {
         let target = managed.property.target
         let objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
+        self.managed = managed
         self.objectTarget = objectTarget
         objectReads = objectTarget == nil ? nil : ListObjectReads(managed.lattice)
         valueReads = objectTarget == nil ? List.sharedValueReads(managed) : nil
+        values = []
     }
 
     /// The chunk reader of a List of values: `owner.numbers[i]` in a loop binds a new List each step, so
@@ -54,7 +58,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     /// The stored class of the elements when they are objects of exactly that class (not dynamic
     /// objects); nil otherwise. Found once: every read of an element checks it.
-    private let objectTarget: ClassInfo?
+    @exclusivity(unchecked) private var objectTarget: ClassInfo?
 
     private func store(_ lattice: Lattice, _ owner: Int64) -> ListStore {
         ListStore(lattice: lattice, property: managed!.property, owner: owner)
@@ -375,17 +379,20 @@ extension List: _PersistableCollection {
         target.replaceSubrange(0..<target.count, with: Array(value))
     }
     /// Stores this unmanaged list's elements as the new owner's list.
+    /// Stores this list's elements as the new owner's list; an unmanaged list then becomes that stored
+    /// list, so that a reference to it taken before `add` writes through, as in Realm.
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = ListStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
-        if replacing && managed.updatesOnlyChanges {
-            let payloads = try values.map(managed.encode)
-            if try managed.lattice.listPayloads(managed.property, owner: owner._key) == payloads { return }
-            try store.removeAll()
-            return try store.insert(payloads, at: 0)
+        // A list already bound elsewhere (given to two objects) gives its stored elements.
+        let payloads = try (self.managed == nil ? values : Array(self)).map(managed.encode)
+        let unchanged = try replacing && managed.updatesOnlyChanges
+            && managed.lattice.listPayloads(managed.property, owner: owner._key) == payloads
+        if !unchanged {
+            if replacing { try store.removeAll() }
+            try store.insert(payloads, at: 0)
         }
-        if replacing { try store.removeAll() }
-        try store.insert(values.map(managed.encode), at: 0)
+        if self.managed == nil { bind(managed) }
     }
 }
 

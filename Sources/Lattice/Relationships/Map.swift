@@ -32,10 +32,12 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     }
     /// The unmanaged entries in key order, sorted once per change.
     private var sorted: [Element]?
-    let managed: ManagedCollection?
+    /// Set once: when made for a managed object, or when an object being added takes this unmanaged map as
+    /// its stored one (`_latticeDidAdd`). Single loads and stores: no runtime exclusivity checks.
+    @exclusivity(unchecked) private(set) var managed: ManagedCollection?
 
     /// An empty, unmanaged map.
-    public init() { managed = nil }
+    public init() {}
 
     init(managed: ManagedCollection) { self.managed = managed }
 
@@ -218,19 +220,27 @@ extension Map: _PersistableCollection {
         target.removeAll()
         for entry in entries { target[entry.key] = entry.value }
     }
-    /// Stores this unmanaged map's entries as the new owner's map.
+    /// Stores this map's entries as the new owner's map.
+    /// An unmanaged map then becomes that stored map, so that a reference to it taken before `add`
+    /// writes through, as in Realm; a map already bound elsewhere gives its stored entries.
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = MapStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        let source = self.managed == nil ? storage.map { ($0.key, $0.value) } : Array(self).map { ($0.key, $0.value) }
+        let entries = try source.map { ($0.0._mapKeyString, try managed.encode($0.1)) }
+        var unchanged = false
         if replacing && managed.updatesOnlyChanges {
-            let entries = try storage.map { ($0.key._mapKeyString, try managed.encode($0.value)) }
             let stored = try MapTable(table: managed.property.collectionTable!, owner: owner._key).entries(managed.lattice.readTransaction())
-            if stored.count == entries.count && Dictionary(uniqueKeysWithValues: stored.map { ($0.key, $0.payload) }) == Dictionary(uniqueKeysWithValues: entries) { return }
-            try store.removeAll()
-            for (key, payload) in entries { try store.set(key, payload: payload) }
-            return
+            unchanged = stored.count == entries.count
+                && Dictionary(uniqueKeysWithValues: stored.map { ($0.key, $0.payload) }) == Dictionary(uniqueKeysWithValues: entries)
         }
-        if replacing { try store.removeAll() }
-        for (key, value) in storage { try store.set(key._mapKeyString, payload: try managed.encode(value)) }
+        if !unchanged {
+            if replacing { try store.removeAll() }
+            for (key, payload) in entries { try store.set(key, payload: payload) }
+        }
+        if self.managed == nil {
+            self.managed = managed
+            storage = [:]
+        }
     }
 }

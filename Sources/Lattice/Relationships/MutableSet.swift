@@ -9,10 +9,12 @@
 /// List has; ``remove(at:)`` removes the element at a position just read.
 public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, LatticeCollection {
     private var values: [Element] = []
-    let managed: ManagedCollection?
+    /// Set once: when made for a managed object, or when an object being added takes this unmanaged set as
+    /// its stored one (`_latticeDidAdd`). Single loads and stores: no runtime exclusivity checks.
+    @exclusivity(unchecked) private(set) var managed: ManagedCollection?
 
     /// An empty, unmanaged set.
-    public init() { managed = nil }
+    public init() {}
 
     init(managed: ManagedCollection) { self.managed = managed }
 
@@ -200,22 +202,25 @@ extension MutableSet: _PersistableCollection {
         target.removeAll()
         target.formUnion(elements)
     }
-    /// Stores this unmanaged set's elements as the new owner's set.
+    /// Stores this set's elements as the new owner's set.
+    /// An unmanaged set then becomes that stored set, so that a reference to it taken before `add`
+    /// writes through, as in Realm; a set already bound elsewhere gives its stored elements.
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = SetStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
+        let payloads = try (self.managed == nil ? values : Array(self)).map(managed.encode)
+        var unchanged = false
         if replacing && managed.updatesOnlyChanges {
-            let payloads = try values.map(managed.encode)
             let stored = try SetTable(table: managed.property.collectionTable!, owner: owner._key).entries(managed.lattice.readTransaction())
-            if Set(stored.map(\.value)) == Set(payloads) { return }
-            try store.removeAll()
-            for payload in payloads { try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload) }
-            return
+            unchanged = Set(stored.map(\.value)) == Set(payloads)
         }
-        if replacing { try store.removeAll() }
-        for element in values {
-            let payload = try managed.encode(element)
-            try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload)
+        if !unchanged {
+            if replacing { try store.removeAll() }
+            for payload in payloads { try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload) }
+        }
+        if self.managed == nil {
+            self.managed = managed
+            values = []
         }
     }
 }
