@@ -565,6 +565,17 @@ extension RealmNamesTests {
         XCTAssertEqual(object.int64, 1 << 40)
         XCTAssertNil(object["optInt8"])
         XCTAssertEqual(changes, [values])
+        // Enums read by name as their raw values, optional or not (as Realm stores them).
+        try lattice.write {
+            object.level = .high
+            object.optLevel = .low
+            object.optColor = .blue
+        }
+        XCTAssertEqual(object["level"] as? Int, 1000)
+        XCTAssertEqual(object["optLevel"] as? Int, -1)
+        XCTAssertEqual(object["optColor"] as? String, "blue")
+        XCTAssertEqual(object["color"] as? String, "red")
+        XCTAssertEqual(CodecAllTypes()["optLevel"] as? Int, nil)
         assertLatticeError(try lattice.write { try object.setValue(300, forProperty: "int8") },
                            .wrongType(className: "CodecAllTypes", property: "int8", expected: "Int8", found: "Int"))
         token.invalidate()

@@ -21,9 +21,9 @@ extension Object {
 
     /// The value of the persisted property `key` (Realm's `object["name"]`), managed or not: nil for an
     /// empty optional, the linked object for a link, the collection for a List, MutableSet, Map or
-    /// LinkingObjects, and for an integer of any width (`Int8` ... `Int64`) an `Int`, as Realm's numbers
-    /// cast to `Int` (`dog["age"] as! Int`). Setting it is ``setValue(_:forKey:)``, which takes any
-    /// integer type whose value fits.
+    /// LinkingObjects, for an integer of any width (`Int8` ... `Int64`) an `Int`, as Realm's numbers
+    /// cast to `Int` (`dog["age"] as! Int`), and for an enum its raw value. Setting it is
+    /// ``setValue(_:forKey:)``, which takes any integer type whose value fits (and an enum or its raw value).
     ///
     /// A subscript cannot throw: as with Realm, a name that is no persisted property, a wrong value type
     /// or a set outside a write transaction stops the program with a message naming the class and the
@@ -115,9 +115,12 @@ extension Object {
 }
 
 /// A property's value read by name: an integer of any width (`Int8` ... `Int64`) as an `Int`, as Realm's
-/// numbers cast to `Int` (`dog["age"] as! Int`); other values as they are.
+/// numbers cast to `Int` (`dog["age"] as! Int`), an enum (optional or not) as its raw value, as Realm
+/// stores it; other values as they are.
 func valueByName(_ value: Any?, _ property: Property) -> Any? {
-    guard property.collection == nil, property.type.isInteger else { return value }
+    guard property.collection == nil else { return value }
+    if let value = value as? any PersistableEnum { return valueByName(value.rawValue, property) }
+    guard property.type.isInteger else { return value }
     switch value {
     case let v as Int8: return Int(v)
     case let v as Int16: return Int(v)
