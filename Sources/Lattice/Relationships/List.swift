@@ -14,33 +14,36 @@ import Foundation
 /// list does not delete it; deleting an object removes it from every list.
 public final class List<Element: _Persistable>: RandomAccessCollection, MutableCollection, RangeReplaceableCollection, LatticeCollection {
     private var values: [Element] = []
-    // The binding and the read state below are set once, when the list is made for a managed object or
-    // when the unmanaged list of an object being added becomes that object's stored list (`bind`), and
-    // read by every access: single loads and stores, so runtime exclusivity checks are off.
-    @exclusivity(unchecked) private(set) var managed: ManagedCollection?
+    /// The stored list this list reads and writes, when it was made for a managed object.
+    private let binding: ManagedCollection?
+    /// The stored list of the object this unmanaged list was added with (see `_latticeDidAdd`): a
+    /// reference taken before `add` writes through, as in Realm. Set once; a single load per access, so
+    /// runtime exclusivity checks are off. Such a list reads through the plain paths (no read state).
+    @exclusivity(unchecked) private var promoted: ManagedCollection?
+    /// The stored list, or nil while unmanaged.
+    var managed: ManagedCollection? { binding ?? promoted }
     /// A managed List of objects reads its entries' objects in batches: their keys, decoded once per change
     /// of the handle's view, and the positional reader over them. Nil otherwise (every new instance of a
     /// model makes an unmanaged list for each List property: it allocates nothing more).
-    @exclusivity(unchecked) private var objectReads: ListObjectReads?
+    private let objectReads: ListObjectReads?
     /// A managed List of values reads entries by position from the chunk it read last; nil otherwise.
-    @exclusivity(unchecked) private var valueReads: ListValueReads?
+    private let valueReads: ListValueReads?
 
     /// An empty, unmanaged list.
-    public init() {}
-
-    init(managed: ManagedCollection) {
-        bind(managed)
+    public init() {
+        binding = nil
+        objectTarget = nil
+        objectReads = nil
+        valueReads = nil
     }
 
-    /// Makes the list the stored list `managed` binds (its unmanaged elements dropped).
-    private func bind(_ managed: ManagedCollection) {
+    init(managed: ManagedCollection) {
+        binding = managed
         let target = managed.property.target
         let objectTarget = target.map { ObjectIdentifier($0.type) == ObjectIdentifier(Element.self) } == true ? target : nil
-        self.managed = managed
         self.objectTarget = objectTarget
         objectReads = objectTarget == nil ? nil : ListObjectReads(managed.lattice)
         valueReads = objectTarget == nil ? List.sharedValueReads(managed) : nil
-        values = []
     }
 
     /// The chunk reader of a List of values: `owner.numbers[i]` in a loop binds a new List each step, so
@@ -58,7 +61,7 @@ public final class List<Element: _Persistable>: RandomAccessCollection, MutableC
 
     /// The stored class of the elements when they are objects of exactly that class (not dynamic
     /// objects); nil otherwise. Found once: every read of an element checks it.
-    @exclusivity(unchecked) private var objectTarget: ClassInfo?
+    private let objectTarget: ClassInfo?
 
     private func store(_ lattice: Lattice, _ owner: Int64) -> ListStore {
         ListStore(lattice: lattice, property: managed!.property, owner: owner)
@@ -392,7 +395,10 @@ extension List: _PersistableCollection {
             if replacing { try store.removeAll() }
             try store.insert(payloads, at: 0)
         }
-        if self.managed == nil { bind(managed) }
+        if self.managed == nil {
+            promoted = managed
+            values = []
+        }
     }
 }
 
