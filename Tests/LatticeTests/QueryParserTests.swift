@@ -21,6 +21,16 @@ final class QueryParserTests: QueryTestCase {
         }
     }
 
+    /// Names may hold any scalar a Swift property name may (Realm's unicode tests), outside whitespace
+    /// and Unicode's pattern syntax.
+    func testNonASCIINamesNeedNoKeyPathArgument() throws {
+        let name = "柱колоéнǢкƱаم👍"
+        let c = try comparison("\(name) == 'x'")
+        XCTAssertEqual(c.lhs, .keyPath(QueryKeyPath(variable: nil, segments: [name], position: 1)))
+        XCTAssertEqual(try comparison("owner.ñame👍 != 'x'").lhs, .keyPath(QueryKeyPath(variable: nil, segments: ["owner", "ñame👍"], position: 1)))
+        assertInvalid("name → 'x'", contains: ["column 6", "unexpected character"])
+    }
+
     func testComparisonOperators() throws {
         let forms: [(String, QueryOperator)] = [("==", .equal), ("=", .equal), ("!=", .notEqual), ("<>", .notEqual), ("<", .less),
                                                 ("<=", .lessOrEqual), ("=<", .lessOrEqual), (">", .greater), (">=", .greaterOrEqual),

@@ -65,10 +65,12 @@ struct QueryLexer {
         at + offset < scalars.count ? scalars[at + offset] : nil
     }
 
-    // ASCII first: Unicode property lookups are slow, and predicates are mostly ASCII.
+    // ASCII first: Unicode property lookups are slow, and predicates are mostly ASCII. Any other scalar
+    // but whitespace and Unicode's pattern syntax (arrows, maths signs) may be part of a name, as in
+    // Swift property names (`柱колоéнǢкƱаم👍`); no token of the language is outside ASCII.
     private static func isIdentifierStart(_ c: Unicode.Scalar) -> Bool {
         if c.isASCII { return c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
-        return c.properties.isAlphabetic
+        return !c.properties.isWhitespace && !c.properties.isPatternSyntax && !c.properties.isNoncharacterCodePoint
     }
 
     private static func isWhitespace(_ c: Unicode.Scalar) -> Bool {
