@@ -138,7 +138,10 @@ final class DynamicTypedHandleTests: XCTestCase {
         wait(for: [initial], timeout: 10)
         XCTAssertEqual(names.withLock { $0 }, ["Max", "Bo"])
         let seen = Locked<[String]>([])
+        let changed = expectation(description: "a change on the queue")
+        changed.assertForOverFulfill = false
         let observed = try XCTUnwrap(dogs.first).observe(keyPaths: nil, on: queue) { change in
+            defer { changed.fulfill() }
             switch change {
             case .change(let object, let properties):
                 // Integers are Ints in a dynamic object's changes too.
@@ -148,14 +151,11 @@ final class DynamicTypedHandleTests: XCTestCase {
             case .error(let error): seen.withLock { $0.append("error \(error)") }
             }
         }
-        // The observer registers on the queue asynchronously: write until a change arrives.
-        let deadline = Date().addingTimeInterval(10)
-        var age = 10
-        while seen.withLock({ $0.isEmpty }) && Date() < deadline {
-            try other.write { other.objects(LDog.self).filter { $0.name == "Max" }.first?.age = age }
-            age += 1
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        // The observer registers on the queue, in a block queued before this one: once it ran, the
+        // observer has taken the object as it is, and the next commit is a change.
+        queue.sync {}
+        try other.write { other.objects(LDog.self).filter { $0.name == "Max" }.first?.age = 10 }
+        wait(for: [changed], timeout: 10)
         XCTAssertEqual(seen.withLock { $0.first }, "Max [\"age\"] true")
         queued.invalidate()
         observed.invalidate()

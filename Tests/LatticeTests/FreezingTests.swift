@@ -60,11 +60,14 @@ actor FrozenStore {
 actor ObservingStore {
     private var lattice: Lattice?
     private var token: NotificationToken?
+    /// Whether the observer got its initial notification.
+    private(set) var delivered = false
 
     init(configuration: Lattice.Configuration) async throws {
         let lattice = try await Lattice(configuration: configuration, actor: self)
         self.lattice = lattice
-        token = lattice.objects(FrozenDog.self).observe { _ in }
+        // Delivered on this actor (weakly held: the store must be free to go).
+        token = lattice.objects(FrozenDog.self).observe { [weak self] _ in self?.assumeIsolated { $0.delivered = true } }
     }
 
     func close() {
@@ -348,7 +351,7 @@ final class FreezingTests: XCTestCase {
         let configuration = self.configuration
         func deletable() -> Bool { (try? Lattice.deleteFiles(for: configuration)) != nil }
         let store = try await ObservingStore(configuration: configuration)
-        try await Task.sleep(nanoseconds: 50_000_000)  // the initial delivery
+        await eventually("the initial delivery", { await store.delivered })
         await store.close()
         await eventually("the closed handle to let the file go", { deletable() })
 

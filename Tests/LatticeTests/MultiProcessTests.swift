@@ -269,9 +269,9 @@ final class MultiProcessTests: XCTestCase {
         try child.kill()
         XCTAssertEqual(try env.readerSlots().filter { $0.pid == child.pid }, held, "the dead reader's slot is stale")
 
-        // The writes free it (the check is due: more than 100 ms since this process last checked), and
-        // the pages freed after its snapshot are reused: the file does not grow with the commits.
-        Thread.sleep(forTimeInterval: 0.15)
+        // The writes free it (the check is due: as if 100 ms had passed since this process last checked),
+        // and the pages freed after its snapshot are reused: the file does not grow with the commits.
+        env.readerCheck.withLock { $0 = 0 }
         _ = try pagesUsed(by: 20, rewritesIn: lattice)
         XCTAssertEqual(try env.readerSlots().filter { $0.pid == child.pid }, [])
         XCTAssertEqual(try env.clearStaleReaders(), 0)

@@ -10,7 +10,9 @@ import Foundation
 /// tables, built on first use and shared by the handles sharing the model classes (frozen and thawed
 /// ones, possibly on other threads: the build is locked).
 final class DynamicClasses: @unchecked Sendable {
-    // @unchecked Sendable is safe: `built` is written once, under `lock`, and read under it.
+    // @unchecked Sendable is safe: `models` and `tables` are constants (class descriptions never change
+    // once linked, and table handles are plain numbers); `built` is written once, under `lock`, and read
+    // under it, and the classes it holds are linked before they are published there.
     private let models: [String: ClassInfo]
     private let tables: [String: Table]
     private let lock = NSLock()

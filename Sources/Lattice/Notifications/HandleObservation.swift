@@ -73,7 +73,7 @@ final class DeliveryContext {
                     guard visited.insert([Int64(entry.id), entry.source]).inserted else { continue }
                     if visited.count > limit { return nil }
                     // By name: `info` may be the dynamic class standing for the model class `source`.
-                    if source.name == info.name { found.insert(entry.source) }
+                    if source === info || source.name == info.name { found.insert(entry.source) }
                     next.append((source, entry.source))
                 }
             }

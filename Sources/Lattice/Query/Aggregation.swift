@@ -153,22 +153,35 @@ enum ObjectAggregates {
         }
         let t = try target(type, property, allowDates: extreme)
         let values = Aggregation.values(objects, t)
-        let result: ScalarValue?
-        switch name {
-        case "@sum": result = try Aggregation.total(values, t)
-        case "@avg":
-            guard !values.isEmpty else { return nil }
-            switch try Aggregation.total(values, t) {
-            case let .int(i): result = .double(Double(i) / Double(values.count))
-            case let .double(d): result = .double(d / Double(values.count))
-            case let .decimal(d): result = .decimal(d / Decimal(values.count))
-            default: result = nil
-            }
-            if case .double(let d)? = result { return d }
-        default: result = Aggregation.extreme(values, smallest: name == "@min")
+        if name == "@avg" {
+            return t.kind == .decimal ? try Aggregation.average(values, t) as Decimal? : try Aggregation.average(values, t) as Double?
         }
+        let result = name == "@sum" ? try Aggregation.total(values, t) : Aggregation.extreme(values, smallest: name == "@min")
         if case .int(let i)? = result, t.kind != .bool { return Int(i) }
         return result?.swiftValue(t.kind)
+    }
+
+    // The key-path forms over objects at hand (unmanaged collections, a map's objects), where no schema
+    // names the property: the key path is read on each object.
+
+    static func min<S: Sequence, V: _Persistable>(_ objects: S, _ keyPath: KeyPath<S.Element, V>) throws -> V? where S.Element: Object {
+        let (t, values) = try Aggregation.values(objects, keyPath, allowDates: true)
+        return try Aggregation.extreme(values, t, smallest: true, "min(of:)")
+    }
+
+    static func max<S: Sequence, V: _Persistable>(_ objects: S, _ keyPath: KeyPath<S.Element, V>) throws -> V? where S.Element: Object {
+        let (t, values) = try Aggregation.values(objects, keyPath, allowDates: true)
+        return try Aggregation.extreme(values, t, smallest: false, "max(of:)")
+    }
+
+    static func sum<S: Sequence, V: _Persistable>(_ objects: S, _ keyPath: KeyPath<S.Element, V>) throws -> V where S.Element: Object {
+        let (t, values) = try Aggregation.values(objects, keyPath, allowDates: false)
+        return try Aggregation.sum(values, t)
+    }
+
+    static func average<S: Sequence, V: _Persistable>(_ objects: S, _ keyPath: KeyPath<S.Element, V>) throws -> V? where S.Element: Object {
+        let (t, values) = try Aggregation.values(objects, keyPath, allowDates: false)
+        return try Aggregation.average(values, t)
     }
 }
 

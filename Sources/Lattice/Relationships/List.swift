@@ -381,7 +381,6 @@ extension List: _PersistableCollection {
         let target = _latticeGet(owner, column: column)
         target.replaceSubrange(0..<target.count, with: Array(value))
     }
-    /// Stores this unmanaged list's elements as the new owner's list.
     /// Stores this list's elements as the new owner's list; an unmanaged list then becomes that stored
     /// list, so that a reference to it taken before `add` writes through, as in Realm.
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {

@@ -32,14 +32,19 @@ public final class Map<Key: _MapKey, Value: _Persistable>: RandomAccessCollectio
     }
     /// The unmanaged entries in key order, sorted once per change.
     private var sorted: [Element]?
-    /// Set once: when made for a managed object, or when an object being added takes this unmanaged map as
-    /// its stored one (`_latticeDidAdd`). Single loads and stores: no runtime exclusivity checks.
-    @exclusivity(unchecked) private(set) var managed: ManagedCollection?
+    /// The stored map this map reads and writes, when it was made for a managed object.
+    private let binding: ManagedCollection?
+    /// The stored map of the object this unmanaged map was added with (see `_latticeDidAdd`): a
+    /// reference taken before `add` writes through, as in Realm. Set once; a single load per access, so
+    /// runtime exclusivity checks are off.
+    @exclusivity(unchecked) private var promoted: ManagedCollection?
+    /// The stored map, or nil while unmanaged.
+    var managed: ManagedCollection? { binding ?? promoted }
 
     /// An empty, unmanaged map.
-    public init() {}
+    public init() { binding = nil }
 
-    init(managed: ManagedCollection) { self.managed = managed }
+    init(managed: ManagedCollection) { binding = managed }
 
     private func store(_ lattice: Lattice, _ owner: Int64) -> MapStore {
         MapStore(lattice: lattice, property: managed!.property, owner: owner)
@@ -226,8 +231,8 @@ extension Map: _PersistableCollection {
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = MapStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
-        let source = self.managed == nil ? storage.map { ($0.key, $0.value) } : Array(self).map { ($0.key, $0.value) }
-        let entries = try source.map { ($0.0._mapKeyString, try managed.encode($0.1)) }
+        let source: [Element] = self.managed == nil ? storage.map { ($0.key, $0.value) } : Array(self)
+        let entries = try source.map { ($0.key._mapKeyString, try managed.encode($0.value)) }
         var unchanged = false
         if replacing && managed.updatesOnlyChanges {
             let stored = try MapTable(table: managed.property.collectionTable!, owner: owner._key).entries(managed.lattice.readTransaction())
@@ -239,7 +244,7 @@ extension Map: _PersistableCollection {
             for (key, payload) in entries { try store.set(key, payload: payload) }
         }
         if self.managed == nil {
-            self.managed = managed
+            promoted = managed
             storage = [:]
         }
     }

@@ -9,14 +9,19 @@
 /// List has; ``remove(at:)`` removes the element at a position just read.
 public final class MutableSet<Element: _Persistable & Hashable>: RandomAccessCollection, LatticeCollection {
     private var values: [Element] = []
-    /// Set once: when made for a managed object, or when an object being added takes this unmanaged set as
-    /// its stored one (`_latticeDidAdd`). Single loads and stores: no runtime exclusivity checks.
-    @exclusivity(unchecked) private(set) var managed: ManagedCollection?
+    /// The stored set this set reads and writes, when it was made for a managed object.
+    private let binding: ManagedCollection?
+    /// The stored set of the object this unmanaged set was added with (see `_latticeDidAdd`): a
+    /// reference taken before `add` writes through, as in Realm. Set once; a single load per access, so
+    /// runtime exclusivity checks are off.
+    @exclusivity(unchecked) private var promoted: ManagedCollection?
+    /// The stored set, or nil while unmanaged.
+    var managed: ManagedCollection? { binding ?? promoted }
 
     /// An empty, unmanaged set.
-    public init() {}
+    public init() { binding = nil }
 
-    init(managed: ManagedCollection) { self.managed = managed }
+    init(managed: ManagedCollection) { binding = managed }
 
     private func store(_ lattice: Lattice, _ owner: Int64) -> SetStore {
         SetStore(lattice: lattice, property: managed!.property, owner: owner)
@@ -219,7 +224,7 @@ extension MutableSet: _PersistableCollection {
             for payload in payloads { try store.insert(elementKey: MutableSet.elementKey(payload), payload: payload) }
         }
         if self.managed == nil {
-            self.managed = managed
+            promoted = managed
             values = []
         }
     }

@@ -63,29 +63,25 @@ extension _ObjectCollection {
     /// The smallest non-nil value of a number or Date property.
     public func min<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
         if let results = _objectResults { return try results.min(of: keyPath) }
-        let (t, values) = try Aggregation.values(self, keyPath, allowDates: true)
-        return try Aggregation.extreme(values, t, smallest: true, "min(of:)")
+        return try ObjectAggregates.min(self, keyPath)
     }
 
     /// The largest non-nil value of a number or Date property.
     public func max<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
         if let results = _objectResults { return try results.max(of: keyPath) }
-        let (t, values) = try Aggregation.values(self, keyPath, allowDates: true)
-        return try Aggregation.extreme(values, t, smallest: false, "max(of:)")
+        return try ObjectAggregates.max(self, keyPath)
     }
 
     /// The sum of the non-nil values of a number property.
     public func sum<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V {
         if let results = _objectResults { return try results.sum(of: keyPath) }
-        let (t, values) = try Aggregation.values(self, keyPath, allowDates: false)
-        return try Aggregation.sum(values, t)
+        return try ObjectAggregates.sum(self, keyPath)
     }
 
     /// The mean of the non-nil values of a number property, as the property's type (integers rounded
     /// toward zero).
     public func average<V: _Persistable>(of keyPath: KeyPath<Element, V>) throws -> V? {
         if let results = _objectResults { return try results.average(of: keyPath) }
-        let (t, values) = try Aggregation.values(self, keyPath, allowDates: false)
-        return try Aggregation.average(values, t)
+        return try ObjectAggregates.average(self, keyPath)
     }
 }

@@ -74,27 +74,23 @@ extension Map {
 
     /// The smallest non-nil value of the number or Date property a key path reads (unmanaged maps too).
     public func min<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V? where Value == T? {
-        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: true)
-        return try Aggregation.extreme(found, t, smallest: true, "min(of:)")
+        try ObjectAggregates.min(values.compactMap { $0 }, keyPath)
     }
 
     /// The largest non-nil value of the number or Date property a key path reads (unmanaged maps too).
     public func max<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V? where Value == T? {
-        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: true)
-        return try Aggregation.extreme(found, t, smallest: false, "max(of:)")
+        try ObjectAggregates.max(values.compactMap { $0 }, keyPath)
     }
 
     /// The sum of the non-nil values of the number property a key path reads (unmanaged maps too).
     public func sum<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V where Value == T? {
-        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: false)
-        return try Aggregation.sum(found, t)
+        try ObjectAggregates.sum(values.compactMap { $0 }, keyPath)
     }
 
     /// The mean of the non-nil values of the number property a key path reads, as its type (integers
     /// rounded toward zero); unmanaged maps too.
     public func average<T: Object, V: _Persistable>(of keyPath: KeyPath<T, V>) throws -> V? where Value == T? {
-        let (t, found) = try Aggregation.values(self.values.compactMap { $0 }, keyPath, allowDates: false)
-        return try Aggregation.average(found, t)
+        try ObjectAggregates.average(values.compactMap { $0 }, keyPath)
     }
 }
 
