@@ -25,7 +25,7 @@ public final class Lattice {
     public var autorefresh = true
 
     let env: Environment
-    private let classesByType: [ObjectIdentifier: ClassInfo]
+    let classesByType: [ObjectIdentifier: ClassInfo]
     /// The class looked up last: loops over one class skip hashing.
     private var lastClassInfo: ClassInfo?
     let classesByName: [String: ClassInfo]
@@ -112,6 +112,22 @@ public final class Lattice {
     /// ``LatticeError/unsupported(feature:)`` for options not implemented yet.
     public init(configuration: Configuration) throws {
         try configuration.checkSupported()
+        let path = try Lattice.storagePath(configuration)
+        try Lattice.checkKey(configuration.encryptionKey, path: path)
+        // The file is open in this process with these classes and unchanged since: take what that open built.
+        if let (opened, env, reader) = try OpenedClasses.reuse(configuration, path: path) {
+            self.env = env
+            self.configuration = configuration
+            schema = opened.schema
+            classesByType = opened.classesByType
+            classesByName = opened.classesByName
+            dynamicClasses = opened.dynamicClasses
+            metaTable = opened.metaTable
+            isEncrypted = env.seals.cipher != nil
+            self.reader = reader
+            frozenLock = nil
+            return
+        }
         // Dynamic classes come from the schema stored in the file, or from a custom schema.
         let custom = configuration.customSchema
         let dynamic = configuration.dynamicSchema || custom != nil
@@ -120,8 +136,6 @@ public final class Lattice {
             ?? (dynamic ? [] : Lattice.models(configuration.objectTypes ?? ModelMetadata.derivedTypes))
         var declared = custom ?? Schema(metadata.map(\.schema))
         try declared.validateRelationships()
-        let path = try Lattice.storagePath(configuration)
-        try Lattice.checkKey(configuration.encryptionKey, path: path)
         if (configuration.readOnly || readsStoredSchema) && !FileManager.default.fileExists(atPath: path) {
             throw LatticeError.fileNotFound(path: path)
         }
@@ -175,8 +189,10 @@ public final class Lattice {
             self.metaTable = meta
             self.isEncrypted = env.seals.cipher != nil
             // The reader slot is taken now: a full reader table fails the open, never a later read.
-            self.reader = try Transaction(readOn: env)
+            let reader = try Transaction(readOn: env)
+            self.reader = reader
             self.frozenLock = nil
+            OpenedClasses.remember(self, configuration: configuration, path: path, reader: reader)
         } catch {
             env.release()
             throw error
@@ -423,12 +439,28 @@ public final class Lattice {
         var schema: Schema
     }
 
-    /// The file's metadata; nil for a new, empty file. An encrypted file needs `key`, which turns its
-    /// encryption on (see `FileCheck.unlock`); a plaintext file refuses one.
     /// Stored schemas already decoded, by their JSON: opening another handle on a file (Realm code opens
     /// one in every function) decodes its schema once, not each time.
     private static let decodedSchemas = Mutex<[[UInt8]: Schema]>([:])
 
+    /// The schema the metadata's JSON `json` holds (decoded once per process).
+    static func decodeStoredSchema(_ json: [UInt8], path: String) throws -> Schema {
+        if let known = decodedSchemas.withLock({ $0[json] }) { return known }
+        let schema: Schema
+        do {
+            schema = try JSONDecoder().decode(Schema.self, from: Data(json))
+        } catch {
+            throw LatticeError.invalidFile(path: path, reason: "its stored schema cannot be read (\(error)).")
+        }
+        decodedSchemas.withLock { cache in
+            if cache.count >= 16 { cache.removeAll() }  // a few files' schemas, not every version ever seen
+            cache[json] = schema
+        }
+        return schema
+    }
+
+    /// The file's metadata; nil for a new, empty file. An encrypted file needs `key`, which turns its
+    /// encryption on (see `FileCheck.unlock`); a plaintext file refuses one.
     static func readMetadata(_ env: Environment, key: Data?) throws -> StoredMetadata? {
         let names = try env.tableNames()
         guard names.contains(FileLayout.meta) else {
@@ -474,22 +506,8 @@ public final class Lattice {
             guard let format, let version = try value("schemaVersion"), let json = try value("schema") else {
                 throw LatticeError.invalidFile(path: env.path, reason: "its metadata is incomplete.")
             }
-            let schema: Schema
-            if let known = decodedSchemas.withLock({ $0[json] }) {
-                schema = known
-            } else {
-                do {
-                    schema = try JSONDecoder().decode(Schema.self, from: Data(json))
-                } catch {
-                    throw LatticeError.invalidFile(path: env.path, reason: "its stored schema cannot be read (\(error)).")
-                }
-                decodedSchemas.withLock { cache in
-                    if cache.count >= 16 { cache.removeAll() }  // a few files' schemas, not every version ever seen
-                    cache[json] = schema
-                }
-            }
-            return StoredMetadata(format: format,
-                                  version: version.withUnsafeBytes { loadLE($0, as: UInt64.self) }, schema: schema)
+            return StoredMetadata(format: format, version: version.withUnsafeBytes { loadLE($0, as: UInt64.self) },
+                                  schema: try decodeStoredSchema(json, path: env.path))
         }
     }
 
