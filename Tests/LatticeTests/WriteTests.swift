@@ -678,3 +678,100 @@ final class WriteOptionalKeyTests: XCTestCase {
         XCTAssertNil(lattice.object(ofType: WriteOptionalStringKey.self, forPrimaryKey: "x"))
     }
 }
+
+/// A class that links nowhere (values and collections of values only).
+final class ClearNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var tag = ""
+    @Persisted var words = List<String>()
+    @Persisted var counts = Map<String, Int>()
+    @Persisted var marks = MutableSet<Int>()
+}
+
+/// A class that links to `ClearNote`.
+final class ClearOwner: Object {
+    @Persisted var name = ""
+    @Persisted var note: ClearNote?
+}
+
+/// Deleting every object of a class, as `lattice.delete(lattice.objects(T.self))` does it.
+final class DeleteEveryObjectTests: XCTestCase {
+    private let types: [Object.Type] = [ClearNote.self, ClearOwner.self]
+
+    private func fill(_ lattice: Lattice, _ ids: Range<Int>) throws {
+        try lattice.write {
+            for id in ids {
+                try lattice.create(ClearNote.self, value: ["id": id, "tag": id % 2 == 0 ? "even" : "odd", "words": ["w\(id)", "x"],
+                                                           "counts": ["a": id], "marks": [id, id + 1]])
+            }
+        }
+    }
+
+    func testDeletingEveryObjectOfAClassNothingLinksTo() throws {
+        let db = makeTempDatabase("clear")
+        do {
+            let lattice = try db.open(types)
+            try fill(lattice, 0..<50)
+            try lattice.write { _ = try lattice.create(ClearOwner.self, value: ["name": "keeps"]) }
+            let held = try XCTUnwrap(lattice.object(ofType: ClearNote.self, forPrimaryKey: 7))
+            var deletions: [Int] = []
+            var heldDeleted = false
+            let token = lattice.objects(ClearNote.self).observe { change in
+                if case .update(_, let deleted, _, _) = change { deletions = deleted }
+            }
+            let objectToken = held.observe { change in if case .deleted = change { heldDeleted = true } }
+            lattice.refresh()
+            // Sorted results are every object too; a write cancelled after it loses nothing.
+            try lattice.beginWrite()
+            try lattice.delete(lattice.objects(ClearNote.self).sorted(byKeyPath: "tag"))
+            XCTAssertEqual(lattice.objects(ClearNote.self).count, 0)
+            lattice.cancelWrite()
+            XCTAssertEqual(lattice.objects(ClearNote.self).count, 50)
+            XCTAssertEqual([held.words.count, held.counts.count, held.marks.count], [2, 1, 2])
+
+            try lattice.write { try lattice.delete(lattice.objects(ClearNote.self)) }
+            lattice.refresh()
+            XCTAssertEqual(deletions, Array(0..<50), "observers hear of every deletion")
+            XCTAssertTrue(heldDeleted)
+            XCTAssertTrue(held.isInvalidated)
+            XCTAssertEqual(lattice.objects(ClearNote.self).count, 0)
+            XCTAssertEqual(try lattice.objects(ClearNote.self).filter("tag == 'even'").count, 0)
+            XCTAssertEqual(lattice.objects(ClearOwner.self).first?.name, "keeps", "other classes keep their objects")
+            // The same handle, which read those collections, sees a new object's empty.
+            let reborn = try lattice.write { try lattice.create(ClearNote.self, value: ["id": 7]) }
+            XCTAssertEqual([reborn.words.count, reborn.counts.count, reborn.marks.count], [0, 0, 0])
+            try lattice.write { try lattice.delete(lattice.objects(ClearNote.self)) }
+            token.invalidate()
+            objectToken.invalidate()
+        }
+        // From disk: gone, and the same keys take new objects whose collections start empty.
+        let lattice = try db.open(types)
+        XCTAssertEqual(lattice.objects(ClearNote.self).count, 0)
+        XCTAssertNil(lattice.object(ofType: ClearNote.self, forPrimaryKey: 7))
+        try lattice.write { _ = try lattice.create(ClearNote.self, value: ["id": 7, "tag": "even"]) }
+        let again = try XCTUnwrap(lattice.object(ofType: ClearNote.self, forPrimaryKey: 7))
+        XCTAssertEqual(again.words.count, 0)
+        XCTAssertEqual(again.counts.count, 0)
+        XCTAssertEqual(again.marks.count, 0)
+        XCTAssertEqual(try lattice.objects(ClearNote.self).filter("tag == 'even'").map(\.id), [7])
+        XCTAssertEqual(lattice.verify(), [])
+    }
+
+    func testDeletingEveryObjectOfAClassSomethingLinksToClearsTheLinks() throws {
+        let db = makeTempDatabase("clear")
+        let lattice = try db.open(types)
+        try fill(lattice, 0..<10)
+        try lattice.write {
+            _ = try lattice.create(ClearOwner.self, value: ["name": "o", "note": lattice.object(ofType: ClearNote.self, forPrimaryKey: 3) as Any])
+        }
+        try lattice.write { try lattice.delete(lattice.objects(ClearNote.self)) }
+        XCTAssertEqual(lattice.objects(ClearNote.self).count, 0)
+        XCTAssertNil(lattice.objects(ClearOwner.self).first?.note)
+        XCTAssertEqual(lattice.verify(), [])
+        // Filtered results delete their objects only.
+        try fill(lattice, 0..<10)
+        try lattice.write { try lattice.delete(lattice.objects(ClearNote.self).filter("tag == 'odd'")) }
+        XCTAssertEqual(lattice.objects(ClearNote.self).map(\.id).sorted(), [0, 2, 4, 6, 8])
+        XCTAssertEqual(try db.open(types).objects(ClearNote.self).count, 5)
+    }
+}

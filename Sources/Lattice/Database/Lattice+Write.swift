@@ -351,6 +351,12 @@ extension Lattice {
     /// Deletes every object of `objects` (a ``Results`` is walked as it was when the call began). An
     /// object that appears more than once (a List may hold it twice) is deleted once.
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        // Every object of a class nothing links to and that links nowhere (`lattice.delete(lattice.objects(T.self))`):
+        // its tables are emptied, as `deleteAll()` does.
+        if let info = (objects as? CheckedObjects)?.everyObject(on: self) {
+            _ = try requireWrite("delete(_:)")
+            if try removeAllObjectsIfClearable(info) { return }
+        }
         var seen: Set<StoredObject> = []
         // Results are read through a throwing path: a damaged record throws here instead of stopping.
         let all: [Object] = try (objects as? CheckedObjects)?.checkedObjects() ?? objects.map { $0 }

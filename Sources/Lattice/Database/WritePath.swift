@@ -288,9 +288,16 @@ extension Lattice {
 
     /// Empties every table of every class.
     func removeAllObjects() throws {
+        try removeAllObjects(of: Array(classesByName.values))
+    }
+
+    /// Deletes every object of `classes` by emptying their tables, one step a table where deleting them
+    /// one by one edits every table once an object. Only correct for classes that nothing outside them
+    /// links to and that link nowhere outside them (see `isClearable`).
+    private func removeAllObjects(of classes: [ClassInfo]) throws {
         let txn = write.txn
         try write.storeListDirectory()
-        for info in classesByName.values {
+        for info in classes {
             var key: Int64?
             try txn.withCursor(info.objectsTable) { cursor in
                 var entry = try cursor.first()
@@ -309,6 +316,23 @@ extension Lattice {
             }
         }
         didChange()
+    }
+
+    /// Deletes every object of class `info` at once when that is what deleting them one by one would do
+    /// (`removeAllObjects(of:)`); returns false, having done nothing, otherwise.
+    func removeAllObjectsIfClearable(_ info: ClassInfo) throws -> Bool {
+        guard try isClearable(info) else { return false }
+        try removeAllObjects(of: [info])
+        return true
+    }
+
+    /// Whether emptying the tables of class `info` deletes its objects completely: no object links to one
+    /// of them now (its backlink table is empty), and they link to no object (no link, List, MutableSet
+    /// or Map of objects: those leave entries in other classes' backlink tables, and embedded children).
+    private func isClearable(_ info: ClassInfo) throws -> Bool {
+        guard !info.schema.isEmbedded, !info.columns.contains(where: \.linksObjects) else { return false }
+        guard let backlinks = info.backlinkTable else { return true }
+        return try write.txn.count(backlinks) == 0
     }
 
     // MARK: Backlinks

@@ -52,6 +52,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         return try checkedKeys().compactMap { try lattice.fetchObject(info, key: $0, type: Element.self) }
     }
 
+    func everyObject(on handle: Lattice) -> ClassInfo? {
+        guard lattice === handle, case .all = source, query.node == nil, query.bound == nil,
+              !query.ops.contains(where: \.isDistinct) else { return nil }
+        return info
+    }
+
     /// Takes `keys` as the result at the handle's current view (a notifier that proved the order did not
     /// change), so the next read does not evaluate the query again.
     func adoptKeys(_ keys: [Int64]) {
@@ -437,6 +443,8 @@ final class ResultsKeyCache {
 /// for throwing APIs that take any sequence (`Lattice.delete(_:)`).
 protocol CheckedObjects {
     func checkedObjects() throws -> [Object]
+    /// The class of which these are every object (in any order), read by `handle`; nil otherwise.
+    func everyObject(on handle: Lattice) -> ClassInfo?
 }
 
 extension Results: CheckedObjects {}
