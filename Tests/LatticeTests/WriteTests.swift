@@ -686,17 +686,30 @@ final class ClearNote: Object {
     @Persisted var words = List<String>()
     @Persisted var counts = Map<String, Int>()
     @Persisted var marks = MutableSet<Int>()
+    @Persisted(originProperty: "note") var owners: LinkingObjects<ClearOwner>
+    @Persisted(originProperty: "notes") var listers: LinkingObjects<ClearOwner>
 }
 
 /// A class that links to `ClearNote`.
 final class ClearOwner: Object {
     @Persisted var name = ""
     @Persisted var note: ClearNote?
+    @Persisted var notes = List<ClearNote>()
+}
+
+final class ClearPart: EmbeddedObject {
+    @Persisted var size = 0
+}
+
+/// A class with an embedded object.
+final class ClearHolder: Object {
+    @Persisted var name = ""
+    @Persisted var part: ClearPart?
 }
 
 /// Deleting every object of a class, as `lattice.delete(lattice.objects(T.self))` does it.
 final class DeleteEveryObjectTests: XCTestCase {
-    private let types: [Object.Type] = [ClearNote.self, ClearOwner.self]
+    private let types: [Object.Type] = [ClearNote.self, ClearOwner.self, ClearPart.self, ClearHolder.self]
 
     private func fill(_ lattice: Lattice, _ ids: Range<Int>) throws {
         try lattice.write {
@@ -754,6 +767,40 @@ final class DeleteEveryObjectTests: XCTestCase {
         XCTAssertEqual(again.counts.count, 0)
         XCTAssertEqual(again.marks.count, 0)
         XCTAssertEqual(try lattice.objects(ClearNote.self).filter("tag == 'even'").map(\.id), [7])
+        XCTAssertEqual(lattice.verify(), [])
+    }
+
+    func testDeletingEveryObjectOfAClassThatLinksOutRemovesItsBacklinks() throws {
+        let db = makeTempDatabase("clear")
+        do {
+            let lattice = try db.open(types)
+            try fill(lattice, 0..<10)
+            func note(_ id: Int) -> ClearNote? { lattice.object(ofType: ClearNote.self, forPrimaryKey: id) }
+            try lattice.write {
+                _ = try lattice.create(ClearOwner.self, value: ["name": "a", "note": note(3) as Any, "notes": [note(1), note(2), note(2)].compactMap { $0 }])
+                _ = try lattice.create(ClearOwner.self, value: ["name": "b", "note": note(3) as Any])
+                _ = try lattice.create(ClearHolder.self, value: ["name": "h", "part": ["size": 4]])
+            }
+            XCTAssertEqual(note(3)?.owners.count, 2)
+            XCTAssertEqual(note(2)?.listers.count, 2)
+            try lattice.write { try lattice.delete(lattice.objects(ClearOwner.self)) }
+            XCTAssertEqual(lattice.objects(ClearOwner.self).count, 0)
+            XCTAssertEqual(lattice.objects(ClearNote.self).count, 10, "deleting the source leaves the target")
+            XCTAssertEqual(note(3)?.owners.count, 0)
+            XCTAssertEqual(note(2)?.listers.count, 0)
+            XCTAssertEqual(try lattice.objects(ClearNote.self).filter("owners.@count > 0 OR listers.@count > 0").count, 0)
+            // An embedded object goes with its parent.
+            try lattice.write { try lattice.delete(lattice.objects(ClearHolder.self)) }
+            XCTAssertEqual(lattice.objects(ClearHolder.self).count, 0)
+            XCTAssertEqual(lattice.verify(), [])
+        }
+        let lattice = try db.open(types)
+        XCTAssertEqual(lattice.objects(ClearOwner.self).count, 0)
+        XCTAssertEqual(lattice.object(ofType: ClearNote.self, forPrimaryKey: 3)?.owners.count, 0)
+        XCTAssertEqual(lattice.verify(), [])
+        // Nothing links to the notes now: they go at once too.
+        try lattice.write { try lattice.delete(lattice.objects(ClearNote.self)) }
+        XCTAssertEqual(lattice.objects(ClearNote.self).count, 0)
         XCTAssertEqual(lattice.verify(), [])
     }
 

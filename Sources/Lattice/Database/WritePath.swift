@@ -293,11 +293,19 @@ extension Lattice {
 
     /// Deletes every object of `classes` by emptying their tables, one step a table where deleting them
     /// one by one edits every table once an object. Only correct for classes that nothing outside them
-    /// links to and that link nowhere outside them (see `isClearable`).
+    /// links to, and whose links to other classes lead to no embedded object (see `isClearable`); those
+    /// links' backlinks are removed from their targets' tables.
     private func removeAllObjects(of classes: [ClassInfo]) throws {
         let txn = write.txn
         try write.storeListDirectory()
+        let cleared = Set(classes.map(ObjectIdentifier.init))
         for info in classes {
+            var outgoing: [ObjectIdentifier: (table: Table, linkIDs: Set<UInt32>)] = [:]
+            for p in info.columns where p.linksObjects {
+                guard let target = p.target, !cleared.contains(ObjectIdentifier(target)), let table = target.backlinkTable else { continue }
+                outgoing[ObjectIdentifier(target), default: (table, [])].linkIDs.insert(p.linkID)
+            }
+            for (table, linkIDs) in outgoing.values { try BacklinkTable(table: table).removeAll(txn, linkIDs: linkIDs) }
             var key: Int64?
             try txn.withCursor(info.objectsTable) { cursor in
                 var entry = try cursor.first()
@@ -327,10 +335,11 @@ extension Lattice {
     }
 
     /// Whether emptying the tables of class `info` deletes its objects completely: no object links to one
-    /// of them now (its backlink table is empty), and they link to no object (no link, List, MutableSet
-    /// or Map of objects: those leave entries in other classes' backlink tables, and embedded children).
+    /// of them now (its backlink table is empty), and none of its links can lead to an embedded object
+    /// (which its parent's deletion deletes, one by one).
     private func isClearable(_ info: ClassInfo) throws -> Bool {
-        guard !info.schema.isEmbedded, !info.columns.contains(where: \.linksObjects) else { return false }
+        guard !info.schema.isEmbedded,
+              !info.columns.contains(where: { $0.linksObjects && $0.target?.schema.isEmbedded != false }) else { return false }
         guard let backlinks = info.backlinkTable else { return true }
         return try write.txn.count(backlinks) == 0
     }

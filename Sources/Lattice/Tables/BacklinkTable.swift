@@ -165,6 +165,20 @@ struct BacklinkTable {
     }
 
     func removeAll(_ txn: Transaction) throws { try txn.drop(table) }
+
+    /// Removes every link of the properties `linkIDs`, to any target: one step a key of the table.
+    func removeAll(_ txn: Transaction, linkIDs: Set<UInt32>) throws {
+        let keys = try txn.withCursor(table) { cursor in
+            var keys: [[UInt8]] = []
+            var entry = try cursor.first()
+            while let e = entry {
+                if let key = BacklinkTable.decodeKey(e.key), linkIDs.contains(key.linkID) { keys.append(Array(e.key)) }
+                entry = try cursor.nextKey()
+            }
+            return keys
+        }
+        for key in keys { _ = try key.withUnsafeBytes { try txn.delete(table, $0) } }
+    }
 }
 
 extension BacklinkTable {
