@@ -81,6 +81,15 @@ final class CodWalker: Object, Codable {
     @Persisted var dogsByRoute: Map<String, CodDog?>
 }
 
+/// The declaration fields (`column` before an object is managed) of `object`'s properties.
+private func codableDeclaredColumns(_ object: Object) throws -> [Int32] {
+    let metadata = try ModelMetadata.of(type(of: object))
+    let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+    return withExtendedLifetime(object) {
+        metadata.fields.map { (base + $0.offset + $0.accessor.columnOffset).load(as: Int32.self) }
+    }
+}
+
 final class CodableTests: XCTestCase {
     private let types: [Object.Type] = [CodEverything.self, CodToy.self, CodCollar.self, CodDog.self, CodWalker.self]
 
@@ -272,14 +281,7 @@ final class CodableTests: XCTestCase {
 
     // MARK: Declarations
 
-    /// The declaration fields (`column` before an object is managed) of `object`'s properties.
-    private func declaredColumns(_ object: Object) throws -> [Int32] {
-        let metadata = try ModelMetadata.of(type(of: object))
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        return withExtendedLifetime(object) {
-            metadata.fields.map { (base + $0.offset + $0.accessor.columnOffset).load(as: Int32.self) }
-        }
-    }
+    private func declaredColumns(_ object: Object) throws -> [Int32] { try codableDeclaredColumns(object) }
 
     func testDecodedPropertiesKeepTheirDeclaredFlags() throws {
         let declared = try declaredColumns(CodDog())
@@ -291,6 +293,16 @@ final class CodableTests: XCTestCase {
         XCTAssertEqual(flags.map(\.primaryKey), [true, false, false, false, false, false, false, false])
         XCTAssertEqual(flags.map(\.indexed), [true, true, false, false, false, false, false, false])
         XCTAssertEqual(flags[4].originalName, "formerColor")
+        // Linking objects keep their origin property, whatever the JSON held for them.
+        let metadata = try ModelMetadata.of(CodDog.self)
+        for json in ["{}", #"{"walkers": [{"id": 3}]}"#] {
+            let dog = try decode(CodDog.self, json)
+            let field = try XCTUnwrap(metadata.fields.last)
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(dog).toOpaque())
+            let walkers = withExtendedLifetime(dog) { field.accessor.value(at: base + field.offset) as? LinkingObjects<CodWalker> }
+            XCTAssertEqual(walkers?.originProperty, "dogs")
+            XCTAssertEqual(walkers?.count, 0)
+        }
         // Nested objects (a list's elements) keep theirs too, as does the object holding them.
         let walker = try decode(CodWalker.self, #"{"id": 1, "dogs": [{"name": "A"}, {"name": "B", "age": 2}]}"#)
         XCTAssertEqual(try declaredColumns(walker), try declaredColumns(CodWalker()))
@@ -305,6 +317,25 @@ final class CodableTests: XCTestCase {
         XCTAssertEqual(schema.allProperties.first { $0.name == "name" }?.isIndexed, true)
         XCTAssertEqual(schema.allProperties.first { $0.name == "walkers" }?.originProperty, "dogs")
         XCTAssertEqual(schema.allProperties.first { $0.name == "color" }?.originalName, "formerColor")
+    }
+
+    func testThreadsDecodingAtOnceKeepTheirOwnDeclarations() throws {
+        let declared = try declaredColumns(CodDog())
+        let wrong = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for n in 0..<50 {
+                let id = thread * 1000 + n
+                let json = #"{"id": \#(id), "dogs": [{"name": "d\#(n)"}, {"age": 7}]}"#
+                guard let walker = try? JSONDecoder().decode(CodWalker.self, from: Data(json.utf8)),
+                      walker.id == id, walker.dogs.map(\.name) == ["d\(n)", "unnamed"], walker.dogs[1].age == 7,
+                      walker.dogs.allSatisfy({ (try? codableDeclaredColumns($0)) == declared }),
+                      lattice_decoded_pending() == 0 else {
+                    wrong.withLock { $0 += 1 }
+                    continue
+                }
+            }
+        }
+        XCTAssertEqual(wrong.withLock { $0 }, 0)
     }
 
     // MARK: Adding decoded objects

@@ -31,15 +31,37 @@ extension Persisted {
     }
 }
 
-/// Type-erased exchange of two `Persisted<Value>` fields (a missing key takes a new instance's value).
+/// Type-erased restoring of a decoded `Persisted<Value>` field's declaration.
 protocol DeclarationRestoring {
-    /// Swaps the `Persisted<Value>` at `a` with the one at `b`.
+    /// Swaps the `Persisted<Value>` at `a` with the one at `b` (a missing key takes a new instance's value).
     static func exchange(_ a: UnsafeMutableRawPointer, _ b: UnsafeMutableRawPointer)
+    /// Gives the ``LinkingObjects`` at `field` its declaration's origin property and `column`; false for
+    /// another type.
+    static func declareOrigin(at field: UnsafeMutableRawPointer, _ originProperty: String, column: Int32) -> Bool
+}
+
+/// ``LinkingObjects`` as its declaration makes it, for a type known only at run time.
+protocol OriginRestoring {
+    init(declaredOrigin: String)
+}
+
+extension LinkingObjects: OriginRestoring {
+    init(declaredOrigin: String) { self.init(originProperty: declaredOrigin) }
 }
 
 extension Persisted: DeclarationRestoring {
     static func exchange(_ a: UnsafeMutableRawPointer, _ b: UnsafeMutableRawPointer) {
         swap(&a.assumingMemoryBound(to: Persisted<Value>.self).pointee, &b.assumingMemoryBound(to: Persisted<Value>.self).pointee)
+    }
+
+    static func declareOrigin(at field: UnsafeMutableRawPointer, _ originProperty: String, column: Int32) -> Bool {
+        guard let type = Value.self as? any OriginRestoring.Type, let value = type.init(declaredOrigin: originProperty) as? Value else {
+            return false
+        }
+        let p = field.assumingMemoryBound(to: Persisted<Value>.self)
+        p.pointee.value = value
+        p.pointee.column = column
+        return true
     }
 }
 
@@ -58,7 +80,7 @@ extension Object {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
         var restored: Int32 = 0
         var fresh: Object?
-        for field in metadata.fields {
+        for (field, property) in zip(metadata.fields, metadata.schema.allProperties) {
             let slot = base + field.offset + field.accessor.columnOffset
             switch slot.load(as: Int32.self) {
             case DecodedDeclaration.flags:
@@ -66,11 +88,14 @@ extension Object {
                 restored += 1
             case DecodedDeclaration.missing:
                 guard let restoring = field.accessor as? any DeclarationRestoring.Type else { continue }
+                restored += 1
+                // Linking objects need only their origin, which the class's schema holds: no new instance.
+                if let origin = property.originProperty,
+                   restoring.declareOrigin(at: base + field.offset, origin, column: field.declaredColumn) { continue }
                 let instance = fresh ?? type(of: self).init()
                 fresh = instance
                 let other = UnsafeMutableRawPointer(Unmanaged.passUnretained(instance).toOpaque())
                 restoring.exchange(base + field.offset, other + field.offset)
-                restored += 1
             default:
                 continue
             }
