@@ -486,6 +486,23 @@ final class CodableTests: XCTestCase {
         XCTAssertEqual(walkers.first?["dogs"].map { ($0 as? [Any])?.count }, 2)
     }
 
+    func testResultsEncodeAsAnArrayOfTheirObjects() throws {
+        let db = makeTempDatabase("codable")
+        let lattice = try db.open(types)
+        try lattice.write { try lattice.add(decode(CodWalker.self, walkerJSON)) }
+        let results = try lattice.objects(CodDog.self).filter("name != %@", "Spot")
+        let encoded = try jsonArray(JSONEncoder().encode(results))
+        XCTAssertEqual(Set(encoded.compactMap { $0["name"] as? String }), ["Rex", "Fido"])
+        let rex = try XCTUnwrap(encoded.first { $0["name"] as? String == "Rex" })
+        XCTAssertEqual((rex["favoriteToy"] as? [String: Any])?["name"] as? String, "ball")
+        // Decoding what was encoded gives unmanaged objects with the same values.
+        let decoded = try JSONDecoder().decode([CodDog].self, from: JSONEncoder().encode(results))
+        XCTAssertEqual(Set(decoded.map(\.name)), ["Rex", "Fido"])
+        XCTAssertTrue(decoded.allSatisfy { $0.lattice == nil })
+        let erased = try jsonArray(JSONEncoder().encode(AnyLatticeCollection(results)))
+        XCTAssertEqual(erased.count, 2)
+    }
+
     private func jsonArray(_ data: Data) throws -> [[String: Any]] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [[String: Any]])
     }

@@ -286,6 +286,27 @@ extension LinkingObjects: Encodable where Element: Encodable {
     }
 }
 
+extension Results: Encodable where Element: Encodable {
+    /// Encodes the objects as an array, in the results' order, each through an unmanaged copy (see
+    /// ``Persisted``'s `encode(to:)`): `JSONEncoder().encode(lattice.objects(Dog.self))`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self {
+            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
+        }
+    }
+}
+
+extension AnyLatticeCollection: Encodable where Element: Encodable {
+    /// Encodes the objects of the wrapped collection as an array, as the collection itself encodes them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self {
+            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
+        }
+    }
+}
+
 // MARK: - Value types
 
 extension ObjectId: Codable {
