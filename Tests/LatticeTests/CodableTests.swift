@@ -90,6 +90,15 @@ private func codableDeclaredColumns(_ object: Object) throws -> [Int32] {
     }
 }
 
+/// A model without properties, decoded inside another.
+final class CodMarker: Object, Codable {}
+
+final class CodLabelled: Object, Codable {
+    @Persisted var label = "untitled"
+    @Persisted var marker: CodMarker?
+    @Persisted var count = 5
+}
+
 final class CodableTests: XCTestCase {
     private let types: [Object.Type] = [CodEverything.self, CodToy.self, CodCollar.self, CodDog.self, CodWalker.self]
 
@@ -241,6 +250,14 @@ final class CodableTests: XCTestCase {
         XCTAssertNil(everything.intOpt)
         XCTAssertTrue(everything.ints.isEmpty)
         XCTAssertTrue(everything.scores.isEmpty)
+    }
+
+    func testMissingKeysAroundANestedObjectWithoutPropertiesTakeTheirInitialValues() throws {
+        let labelled = try decode(CodLabelled.self, #"{"marker": {}}"#)
+        XCTAssertNotNil(labelled.marker)
+        XCTAssertEqual(labelled.label, "untitled")
+        XCTAssertEqual(labelled.count, 5)
+        XCTAssertEqual(lattice_decoded_pending(), 0)
     }
 
     func testNullDecodesAsNilForOptionalsAndThrowsForRequiredValues() throws {

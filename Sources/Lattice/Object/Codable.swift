@@ -76,7 +76,10 @@ extension Object {
         let pending = lattice_decoded_pending()
         // Cleared first: reflecting the class (first use) and making a new instance run `Object.init()`.
         lattice_set_decoded_pending(0)
-        guard let metadata = try? ModelMetadata.of(type(of: self)) else { return }
+        // A class without properties (or not a model class) decodes none: what waits is the enclosing object's.
+        guard let metadata = try? ModelMetadata.of(type(of: self)), !metadata.fields.isEmpty else {
+            return lattice_set_decoded_pending(pending)
+        }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
         var restored: Int32 = 0
         var fresh: Object?
