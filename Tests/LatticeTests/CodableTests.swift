@@ -186,7 +186,7 @@ final class CodableTests: XCTestCase {
         assertEverything(try JSONDecoder().decode(CodEverything.self, from: data))
     }
 
-    func testValueTypesEncodeAsFoundationAndRealmDo() throws {
+    func testValueTypesEncodeInTheirUsualJSONForms() throws {
         let object = try decode(CodEverything.self, everythingJSON)
         let json = try jsonObject(JSONEncoder().encode(object))
         XCTAssertEqual(json["objectId"] as? String, "1234567890abcdef12345678")
