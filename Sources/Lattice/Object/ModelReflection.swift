@@ -6,6 +6,8 @@ struct ModelMetadata: Sendable {
     struct Field: Sendable {
         let offset: Int
         let accessor: any PersistedField.Type
+        /// The `column` field of the declaration (its flags: see `FormerNames`), as a new instance holds it.
+        var declaredColumn: Int32 = -1
     }
     let type: Object.Type
     /// Properties in declaration order.
@@ -74,12 +76,13 @@ struct ModelMetadata: Sendable {
                             objectClassName: valueType._latticeObjectType.map { "\($0)" },
                             originProperty: flags.originProperty, originalName: flags.originalName)
         }
+        let declaredColumns = fieldList.map { (base + $0.offset + $0.accessor.columnOffset).load(as: Int32.self) }
         withExtendedLifetime(prototype) {}
         let schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type,
                                   originalName: type.originalName)
         try schema.validate()
         return ModelMetadata(type: type, schema: schema,
-                             fields: fieldList.map { Field(offset: $0.offset, accessor: $0.accessor) },
+                             fields: zip(fieldList, declaredColumns).map { Field(offset: $0.offset, accessor: $0.accessor, declaredColumn: $1) },
                              onlyPersistedState: plainFields == objectFields)
     }
 

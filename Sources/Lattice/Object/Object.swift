@@ -56,6 +56,8 @@ open class Object: CustomStringConvertible, Hashable {
         // The model's own properties are set by now: any placeholding asked for them ends here, before
         // the rest of the model's initializer (which may make other objects) runs.
         lattice_set_placeholding(0)
+        // Properties decoded by a synthesized `init(from:)` take their declarations' flags (see `Codable.swift`).
+        if lattice_decoded_pending() != 0 { restoreDecodedDeclarations() }
     }
 
     /// Whether a `for … in` loop over results of this class (or a List or LinkingObjects of it) may reuse

@@ -20,6 +20,9 @@ import Synchronization
 /// expressions: reading objects never runs them (on Linux, `UUID()` reads the system's random source,
 /// a few microseconds each). Code in a custom `init()` after `super.init()` runs as always. A class with
 /// other stored properties gets its initial values made for every instance, as Swift does.
+///
+/// `Persisted` is `Codable` where its value is, so a model class declared `Codable` decodes from JSON and
+/// encodes (unmanaged objects only): see <doc:Codable>.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     // Accessors are @inlinable so that client modules specialize them for their models: the key paths
