@@ -139,6 +139,15 @@ private func encodeDetached<T: Encodable & _Persistable>(_ value: T, codingPath:
     }
 }
 
+/// Encodes the elements of `collection` as an array, in its order, managed objects through unmanaged copies.
+private func encodeElements<C: Sequence>(of collection: C, to encoder: any Encoder) throws
+where C.Element: Encodable & _Persistable {
+    var container = encoder.unkeyedContainer()
+    for element in collection {
+        try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
+    }
+}
+
 // MARK: - Persisted
 
 extension Persisted: Decodable where Value: Decodable {
@@ -210,10 +219,7 @@ extension List: Decodable where Element: Decodable {
 extension List: Encodable where Element: Encodable {
     /// Encodes the elements as an array, in order.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self {
-            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
-        }
+        try encodeElements(of: self, to: encoder)
     }
 }
 
@@ -231,10 +237,7 @@ extension MutableSet: Decodable where Element: Decodable {
 extension MutableSet: Encodable where Element: Encodable {
     /// Encodes the elements as an array, in the set's order.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self {
-            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
-        }
+        try encodeElements(of: self, to: encoder)
     }
 }
 
@@ -282,10 +285,7 @@ extension LinkingObjects: Encodable where Element: Encodable {
     /// is copied to before it is encoded); the live objects, copied unmanaged, for a managed
     /// `LinkingObjects` encoded on its own.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self {
-            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
-        }
+        try encodeElements(of: self, to: encoder)
     }
 }
 
@@ -293,20 +293,14 @@ extension Results: Encodable where Element: Encodable {
     /// Encodes the objects as an array, in the results' order, each through an unmanaged copy (see
     /// ``Persisted``'s `encode(to:)`): `JSONEncoder().encode(lattice.objects(Dog.self))`.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self {
-            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
-        }
+        try encodeElements(of: self, to: encoder)
     }
 }
 
 extension AnyLatticeCollection: Encodable where Element: Encodable {
     /// Encodes the objects of the wrapped collection as an array, as the collection itself encodes them.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in self {
-            try encodeDetached(element, codingPath: container.codingPath) { try container.encode($0) }
-        }
+        try encodeElements(of: self, to: encoder)
     }
 }
 
