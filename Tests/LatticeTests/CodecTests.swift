@@ -662,6 +662,34 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(decoded(encoded("nope"), as: CodecColor.self), .red, "an unknown raw value reads as the first case")
     }
 
+    /// A raw value that no case has, stored by a dynamic handle (as a newer program would): an optional
+    /// enum reads it as nil, a non-optional one as its first case.
+    func testUnknownRawValuesOfEnums() throws {
+        let db = makeTempDatabase("codec-enum")
+        do {
+            let typed = try db.open([CodecAllTypes.self])
+            try typed.write { _ = try typed.create(CodecAllTypes.self, value: ["id": 1, "color": CodecColor.blue, "optColor": CodecColor.green]) }
+        }
+        do {
+            let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
+            try dynamic.write {
+                let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: "CodecAllTypes", forPrimaryKey: 1))
+                object["color"] = "purple"
+                object["optColor"] = "purple"
+                object["optLevel"] = 7
+            }
+        }
+        let lattice = try db.open([CodecAllTypes.self])
+        let object = try XCTUnwrap(lattice.object(ofType: CodecAllTypes.self, forPrimaryKey: 1))
+        XCTAssertNil(object.optColor, "an optional enum reads a raw value of no case as nil")
+        XCTAssertNil(object.optLevel)
+        XCTAssertEqual(object.color, .red, "a non-optional enum reads it as its first case")
+        XCTAssertNil(decoded([14], as: CodecLevel?.self), "7 (zigzag 14) is no case")
+        XCTAssertEqual(decoded([0], as: CodecLevel?.self), .mid)
+    }
+
+    private func decoded<T: _Persistable>(_ bytes: [UInt8], as: T.Type) -> T { bytes.withUnsafeBytes { T._latticeDecode($0) } }
+
     func testObjectIdForms() {
         let id = ObjectId()
         XCTAssertEqual(id.stringValue.count, 24)
