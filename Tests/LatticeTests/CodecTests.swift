@@ -690,6 +690,19 @@ final class CodecTests: XCTestCase {
 
     private func decoded<T: _Persistable>(_ bytes: [UInt8], as: T.Type) -> T { bytes.withUnsafeBytes { T._latticeDecode($0) } }
 
+    func testObjectIdFromATimestampMachineAndProcess() {
+        let moment = Date(timeIntervalSince1970: 1_700_000_000.75)
+        let id = ObjectId(timestamp: moment, machineId: 0x0A0B0C, processId: 0x0D0E)
+        XCTAssertEqual(id.timestamp, Date(timeIntervalSince1970: 1_700_000_000), "whole seconds are kept")
+        XCTAssertEqual(Array(id.byteArray[4..<9]), [0x0A, 0x0B, 0x0C, 0x0D, 0x0E], "three bytes of the machine, two of the process")
+        let next = ObjectId(timestamp: moment, machineId: 0x0A0B0C, processId: 0x0D0E)
+        XCTAssertNotEqual(id, next, "the counter tells ids of one moment apart")
+        XCTAssertEqual(ObjectId(timestamp: .distantPast, machineId: 1, processId: 1).timestamp, Date(timeIntervalSince1970: 0),
+                       "a moment before 1970 is held to the first one four bytes hold")
+        XCTAssertEqual(ObjectId(timestamp: Date(timeIntervalSince1970: .infinity), machineId: 1, processId: 1).timestamp,
+                       Date(timeIntervalSince1970: TimeInterval(UInt32.max)))
+    }
+
     func testObjectIdForms() {
         let id = ObjectId()
         XCTAssertEqual(id.stringValue.count, 24)
