@@ -30,7 +30,8 @@ extension Lattice {
     /// The stored embedded object that the unmanaged embedded `object` is to be written into, taken
     /// (each slot is taken once), with its record; nil when it has none.
     func takeEmbeddedSlot(of object: Object, _ info: ClassInfo) throws -> (key: Int64, record: RecordBuffer)? {
-        guard let slot = writer?.embeddedSlots.removeValue(forKey: ObjectIdentifier(object)),
+        guard let write = writer, !write.embeddedSlots.isEmpty,
+              let slot = write.embeddedSlots.removeValue(forKey: ObjectIdentifier(object)),
               let record = try fetchRecord(info, key: slot) else { return nil }
         return (slot, record)
     }
