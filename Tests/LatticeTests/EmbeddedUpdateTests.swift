@@ -107,6 +107,27 @@ final class EmbeddedUpdateTests: XCTestCase {
         token.invalidate()
     }
 
+    func testListObserverHearsOfTheChangedPositionOnly() throws {
+        let lattice = try makeTempDatabase("embedded-update").open(types)
+        try lattice.write { try lattice.add(trip(["Rome", "Pisa", "Bari"])) }
+        let stored = try XCTUnwrap(lattice.object(ofType: EUTrip.self, forPrimaryKey: 1))
+        var listChanges: [(deletions: [Int], insertions: [Int], modifications: [Int])] = []
+        var tripChanges: [(deletions: [Int], insertions: [Int], modifications: [Int])] = []
+        let tokens = [
+            stored.stops.observe { if case let .update(_, d, i, m) = $0 { listChanges.append((d, i, m)) } },
+            lattice.objects(EUTrip.self).observe { if case let .update(_, d, i, m) = $0 { tripChanges.append((d, i, m)) } },
+        ]
+        lattice.refresh()
+        try lattice.write { try lattice.add(trip(["Rome", "Siena", "Bari"]), update: .modified) }
+        lattice.refresh()
+        XCTAssertEqual(listChanges.count, 1)
+        XCTAssertEqual(listChanges.first?.deletions, [])
+        XCTAssertEqual(listChanges.first?.insertions, [])
+        XCTAssertEqual(listChanges.first?.modifications, [1], "the element updated in place is modified, not replaced")
+        XCTAssertEqual(tripChanges.first?.modifications, [0], "the trip is modified through its embedded object")
+        tokens.forEach { $0.invalidate() }
+    }
+
     func testUpdateAllReplacesTheEmbeddedObjects() throws {
         let lattice = try makeTempDatabase("embedded-update").open(types)
         try lattice.write { try lattice.add(trip(["Rome"])) }
