@@ -43,6 +43,14 @@ final class CodecAllTypes: Object {
     @Persisted var optLevel: CodecLevel?
 }
 
+/// Indexed enums, required and optional.
+final class CodecIndexedEnums: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var color = CodecColor.red
+    @Persisted(indexed: true) var optColor: CodecColor?
+    @Persisted(indexed: true) var level = CodecLevel.mid
+}
+
 /// A large-value class (String and Data, required and optional).
 final class CodecBlob: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -686,6 +694,33 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(object.color, .red, "a non-optional enum reads it as its first case")
         XCTAssertNil(decoded([14], as: CodecLevel?.self), "7 (zigzag 14) is no case")
         XCTAssertEqual(decoded([0], as: CodecLevel?.self), .mid)
+    }
+
+    /// The index keys of enums are their stored raw values, whether or not a case has them: a raw value of
+    /// no case written by a dynamic handle is found, checked and removed under that value.
+    func testIndexesOfEnumsKeepUnknownRawValues() throws {
+        let db = makeTempDatabase("codec-enum-index")
+        do {
+            let typed = try db.open([CodecIndexedEnums.self])
+            try typed.write { for id in 1...2 { _ = try typed.create(CodecIndexedEnums.self, value: ["id": id]) } }
+        }
+        do {
+            let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
+            try dynamic.write {
+                let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: "CodecIndexedEnums", forPrimaryKey: 1))
+                object["color"] = "purple"
+                object["optColor"] = "purple"
+                object["level"] = 7
+            }
+        }
+        let lattice = try db.open([CodecIndexedEnums.self])
+        XCTAssertEqual(lattice.verify(), [], "the entries under the raw values are the ones expected")
+        let all = lattice.objects(CodecIndexedEnums.self)
+        XCTAssertEqual(try all.filter("color == 'purple' AND optColor == 'purple' AND level == 7").count, 1)
+        try lattice.write { try lattice.delete(try XCTUnwrap(lattice.object(ofType: CodecIndexedEnums.self, forPrimaryKey: 1))) }
+        XCTAssertEqual(lattice.verify(), [], "the deleted object's entries went with it")
+        XCTAssertEqual(try all.filter("color == 'purple' OR optColor == 'purple' OR level == 7").count, 0)
+        XCTAssertEqual(try all.filter("color == 'red'").count, 1)
     }
 
     private func decoded<T: _Persistable>(_ bytes: [UInt8], as: T.Type) -> T { bytes.withUnsafeBytes { T._latticeDecode($0) } }

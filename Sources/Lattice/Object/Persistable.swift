@@ -22,6 +22,9 @@ public protocol _Persistable: SendableMetatype {
     func _latticeEncode(into out: inout [UInt8])
     /// Appends an order-preserving index key (memcmp order is value order).
     func _latticeKey(into out: inout [UInt8])
+    /// Appends the index key of a stored payload: the key of the value it holds, taken from the payload
+    /// itself where the type reads some payloads as another value (an enum's raw value of no case).
+    static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8])
     /// Converts a dynamically typed value (from `create(_:value:)`); nil when the type is wrong.
     static func _latticeCast(_ value: Any) -> Self?
     /// Stores `_latticeCast(value)` at `pointer` (initialized memory of this type); false when the type is wrong.
@@ -63,6 +66,10 @@ extension _Persistable {
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {}
     /// The plain payload.
     public static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self { _latticeDecode(payload) }
+    /// The key of the decoded value.
+    public static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        _latticeDecode(payload)._latticeKey(into: &out)
+    }
     /// Not a link.
     public static var _latticeObjectType: Object.Type? { nil }
     /// Not a collection.
@@ -146,6 +153,14 @@ extension Optional: _Persistable where Wrapped: _PersistableBase {
         guard let value = self else { out.append(0); return }
         out.append(1)
         value._latticeKey(into: &out)
+    }
+
+    /// Tag 0 for an empty payload, else tag 1 and the wrapped type's key of the payload.
+    public static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        if payload.isEmpty { out.append(0); return }
+        out.append(1)
+        Wrapped._latticeKey(fromPayload: Wrapped._latticeMayBeEmpty ? UnsafeRawBufferPointer(rebasing: payload.dropFirst()) : payload,
+                            into: &out)
     }
 
     /// nil, `NSNull` and an empty optional give nil; otherwise the wrapped type's conversion.

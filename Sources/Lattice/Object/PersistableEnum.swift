@@ -33,6 +33,10 @@ extension PersistableEnum {
     public func _latticeEncode(into out: inout [UInt8]) { rawValue._latticeEncode(into: &out) }
     /// The raw value's key.
     public func _latticeKey(into out: inout [UInt8]) { rawValue._latticeKey(into: &out) }
+    /// The stored raw value's key, whether or not a case has it.
+    public static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        RawValue._latticeKey(fromPayload: payload, into: &out)
+    }
     /// The enum itself or a raw value naming a case.
     public static func _latticeCast(_ value: Any) -> Self? {
         if let v = value as? Self { return v }
