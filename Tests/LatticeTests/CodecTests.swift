@@ -43,6 +43,14 @@ final class CodecAllTypes: Object {
     @Persisted var optLevel: CodecLevel?
 }
 
+/// Indexed enums, required and optional.
+final class CodecIndexedEnums: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var color = CodecColor.red
+    @Persisted(indexed: true) var optColor: CodecColor?
+    @Persisted(indexed: true) var level = CodecLevel.mid
+}
+
 /// A large-value class (String and Data, required and optional).
 final class CodecBlob: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -660,6 +668,74 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(decoded(encoded(Int64.min), as: Int64.self), Int64.min)
         XCTAssertEqual(decoded(encoded(CodecLevel.high), as: CodecLevel.self), .high)
         XCTAssertEqual(decoded(encoded("nope"), as: CodecColor.self), .red, "an unknown raw value reads as the first case")
+    }
+
+    /// A raw value that no case has, stored by a dynamic handle (as a newer program would): an optional
+    /// enum reads it as nil, a non-optional one as its first case.
+    func testUnknownRawValuesOfEnums() throws {
+        let db = makeTempDatabase("codec-enum")
+        do {
+            let typed = try db.open([CodecAllTypes.self])
+            try typed.write { _ = try typed.create(CodecAllTypes.self, value: ["id": 1, "color": CodecColor.blue, "optColor": CodecColor.green]) }
+        }
+        do {
+            let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
+            try dynamic.write {
+                let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: "CodecAllTypes", forPrimaryKey: 1))
+                object["color"] = "purple"
+                object["optColor"] = "purple"
+                object["optLevel"] = 7
+            }
+        }
+        let lattice = try db.open([CodecAllTypes.self])
+        let object = try XCTUnwrap(lattice.object(ofType: CodecAllTypes.self, forPrimaryKey: 1))
+        XCTAssertNil(object.optColor, "an optional enum reads a raw value of no case as nil")
+        XCTAssertNil(object.optLevel)
+        XCTAssertEqual(object.color, .red, "a non-optional enum reads it as its first case")
+        XCTAssertNil(decoded([14], as: CodecLevel?.self), "7 (zigzag 14) is no case")
+        XCTAssertEqual(decoded([0], as: CodecLevel?.self), .mid)
+    }
+
+    /// The index keys of enums are their stored raw values, whether or not a case has them: a raw value of
+    /// no case written by a dynamic handle is found, checked and removed under that value.
+    func testIndexesOfEnumsKeepUnknownRawValues() throws {
+        let db = makeTempDatabase("codec-enum-index")
+        do {
+            let typed = try db.open([CodecIndexedEnums.self])
+            try typed.write { for id in 1...2 { _ = try typed.create(CodecIndexedEnums.self, value: ["id": id]) } }
+        }
+        do {
+            let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
+            try dynamic.write {
+                let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: "CodecIndexedEnums", forPrimaryKey: 1))
+                object["color"] = "purple"
+                object["optColor"] = "purple"
+                object["level"] = 7
+            }
+        }
+        let lattice = try db.open([CodecIndexedEnums.self])
+        XCTAssertEqual(lattice.verify(), [], "the entries under the raw values are the ones expected")
+        let all = lattice.objects(CodecIndexedEnums.self)
+        XCTAssertEqual(try all.filter("color == 'purple' AND optColor == 'purple' AND level == 7").count, 1)
+        try lattice.write { try lattice.delete(try XCTUnwrap(lattice.object(ofType: CodecIndexedEnums.self, forPrimaryKey: 1))) }
+        XCTAssertEqual(lattice.verify(), [], "the deleted object's entries went with it")
+        XCTAssertEqual(try all.filter("color == 'purple' OR optColor == 'purple' OR level == 7").count, 0)
+        XCTAssertEqual(try all.filter("color == 'red'").count, 1)
+    }
+
+    private func decoded<T: _Persistable>(_ bytes: [UInt8], as: T.Type) -> T { bytes.withUnsafeBytes { T._latticeDecode($0) } }
+
+    func testObjectIdFromATimestampMachineAndProcess() {
+        let moment = Date(timeIntervalSince1970: 1_700_000_000.75)
+        let id = ObjectId(timestamp: moment, machineId: 0x0A0B0C, processId: 0x0D0E)
+        XCTAssertEqual(id.timestamp, Date(timeIntervalSince1970: 1_700_000_000), "whole seconds are kept")
+        XCTAssertEqual(Array(id.byteArray[4..<9]), [0x0A, 0x0B, 0x0C, 0x0D, 0x0E], "three bytes of the machine, two of the process")
+        let next = ObjectId(timestamp: moment, machineId: 0x0A0B0C, processId: 0x0D0E)
+        XCTAssertNotEqual(id, next, "the counter tells ids of one moment apart")
+        XCTAssertEqual(ObjectId(timestamp: .distantPast, machineId: 1, processId: 1).timestamp, Date(timeIntervalSince1970: 0),
+                       "a moment before 1970 is held to the first one four bytes hold")
+        XCTAssertEqual(ObjectId(timestamp: Date(timeIntervalSince1970: .infinity), machineId: 1, processId: 1).timestamp,
+                       Date(timeIntervalSince1970: TimeInterval(UInt32.max)))
     }
 
     func testObjectIdForms() {

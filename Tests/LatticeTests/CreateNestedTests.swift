@@ -226,7 +226,7 @@ final class CreateNestedTests: XCTestCase {
             try lattice.write {
                 try lattice.create(CNOwner.self, value: ["id": 1, "home": ["city": "Rome"], "places": [["city": "Pisa"], ["city": "Bari"]]], update: .modified)
             }
-            XCTAssertEqual(try storedCount(lattice, CNAddress.self), 3, "the list's old embedded object is deleted, none is orphaned")
+            XCTAssertEqual(try storedCount(lattice, CNAddress.self), 3, "the list's stored element is updated in place, the other one added: none is orphaned")
         }
         let lattice = try db.open(types)
         let ann = try owner(lattice)

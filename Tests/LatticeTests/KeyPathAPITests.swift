@@ -14,6 +14,7 @@ final class KPOwner: Object {
     @Persisted var isActive = true
     @Persisted var kind = KPKind.mid
     @Persisted var rank = 1
+    @Persisted var optKind: KPKind?
 }
 
 final class KPDog: Object {
@@ -39,6 +40,21 @@ final class KeyPathAPITests: LinkQueryTestCase {
         XCTAssertEqual(try dogs.sorted(by: \.owner?.kind).map(\.name), try dogs.sorted(byKeyPath: "owner.kind").map(\.name))
         XCTAssertEqual(try dogs.sorted(by: \.owner?.rank).map(\.name), ["d2", "d1", "d0"])
         XCTAssertEqual(try dogs.distinct(by: [\KPDog.owner?.isActive]).count, 2)
+    }
+
+    /// An optional enum whose raw values are none of the probes' own marks is found by key path too.
+    func testKeyPathsToOptionalEnums() throws {
+        let lattice = try makeTempDatabase("keypath-optional-enum").open([KPOwner.self, KPDog.self])
+        try lattice.write {
+            for (i, kind) in [KPKind.high, nil, .low].enumerated() {
+                let owner = try lattice.create(KPOwner.self, value: ["rank": i, "optKind": kind as Any])
+                _ = try lattice.create(KPDog.self, value: ["name": "d\(i)", "owner": owner])
+            }
+        }
+        let owners = lattice.objects(KPOwner.self)
+        XCTAssertEqual(try owners.sorted(by: \.optKind).map(\.rank), [1, 0, 2], "nil first, then by raw value")
+        XCTAssertEqual(owners.where { $0.optKind == .low }.map(\.rank), [2])
+        XCTAssertEqual(try lattice.objects(KPDog.self).sorted(by: \.owner?.optKind).map(\.name), ["d1", "d0", "d2"])
     }
 
     func testSortAndDistinctByKeyPathMatchTheStringForms() throws {

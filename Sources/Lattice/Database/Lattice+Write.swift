@@ -161,7 +161,9 @@ extension Lattice {
     /// Every unmanaged object it reaches through links, lists, sets and maps is added too (cycles
     /// included), with the same update policy. Adding an object this handle already manages does
     /// nothing. With `update` other than `.error`, an existing object with the same primary key is
-    /// updated instead of throwing.
+    /// updated instead of throwing. With `.modified`, its embedded objects are updated in place (a to-one
+    /// embedded object, and a List's elements position by position, surplus ones deleted); `.all`
+    /// replaces them with new ones.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         _ = try requireWrite("add(_:)")
         if update != .error, object._lattice == nil, let info = classInfo(of: object), info.primaryKey == nil {
@@ -273,9 +275,15 @@ extension Lattice {
             } else {
                 key = try nextKey(info, txn)
             }
+        } else if info.schema.isEmbedded, let slot = try takeEmbeddedSlot(of: object, info) {
+            key = slot.key
+            old = slot.record
         } else {
             key = try nextKey(info, txn)
         }
+        // With `.modified`, the embedded objects this one links to go into the stored ones.
+        let claimed = update == .modified ? old.map { claimEmbeddedSlots(of: object, info, old: $0) } ?? [] : []
+        defer { releaseEmbeddedSlots(claimed) }
         let outerPolicy = write.addPolicy
         write.addPolicy = update
         write.adding[ObjectIdentifier(object)] = key

@@ -11,6 +11,9 @@ final class WriteContext {
     @exclusivity(unchecked) var adding: [ObjectIdentifier: Int64] = [:]
     /// The update policy of the `add` in progress, applied to the objects it reaches.
     @exclusivity(unchecked) var addPolicy: Lattice.UpdatePolicy = .error
+    /// Unmanaged embedded objects (by identity) that an update with `.modified` writes into the stored
+    /// embedded object with the given key, in the slot they take (see `claimEmbeddedSlots`).
+    @exclusivity(unchecked) var embeddedSlots: [ObjectIdentifier: Int64] = [:]
     /// An error raised where Swift cannot throw (a property setter); the transaction fails with it.
     @exclusivity(unchecked) var pendingError: LatticeError?
     /// What the transaction changed so far.

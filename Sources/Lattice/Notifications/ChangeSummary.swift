@@ -30,6 +30,8 @@ struct ChangeSummary {
                 case .deleted:
                     classes[change.className, default: ClassChanges()].deleted.insert(change.key)
                 case .modified:
+                    // A record written again with every value it had (an update with `.modified`) is no change.
+                    guard change.columns != 0 else { continue }
                     classes[change.className, default: ClassChanges()].modified[change.key, default: 0] |= change.columns
                 }
             }

@@ -14,12 +14,28 @@ public struct ObjectId: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// A new, unique id.
     public init() {
-        let seconds = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
+        self.init(at: Date(), middle: ObjectId.processUnique)
+    }
+
+    /// A new id for the moment `timestamp` (to the second), whose middle five bytes are the low three
+    /// bytes of `machineId` and the low two of `processId` (big-endian) instead of the process's random
+    /// ones; the last three are the counter, as for ``init()``.
+    public init(timestamp: Date, machineId: Int, processId: Int32) {
+        let machine = UInt32(truncatingIfNeeded: machineId), process = UInt16(truncatingIfNeeded: processId)
+        self.init(at: timestamp, middle: [UInt8(truncatingIfNeeded: machine >> 16), UInt8(truncatingIfNeeded: machine >> 8),
+                                          UInt8(truncatingIfNeeded: machine), UInt8(truncatingIfNeeded: process >> 8),
+                                          UInt8(truncatingIfNeeded: process)])
+    }
+
+    /// The seconds of `date` since 1970 (held to what four bytes hold), the five `middle` bytes, then the
+    /// next count.
+    private init(at date: Date, middle p: [UInt8]) {
+        let interval = date.timeIntervalSince1970
+        let seconds = interval.isNaN ? 0 : UInt32(Swift.min(Swift.max(interval.rounded(.down), 0), Double(UInt32.max)))
         let count = ObjectId.counter.withLock { c -> UInt32 in
             c = (c &+ 1) & 0xFF_FFFF
             return c
         }
-        let p = ObjectId.processUnique
         bytes = (UInt8(seconds >> 24), UInt8(truncatingIfNeeded: seconds >> 16), UInt8(truncatingIfNeeded: seconds >> 8),
                  UInt8(truncatingIfNeeded: seconds), p[0], p[1], p[2], p[3], p[4],
                  UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count))

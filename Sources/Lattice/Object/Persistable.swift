@@ -22,6 +22,9 @@ public protocol _Persistable: SendableMetatype {
     func _latticeEncode(into out: inout [UInt8])
     /// Appends an order-preserving index key (memcmp order is value order).
     func _latticeKey(into out: inout [UInt8])
+    /// Appends the index key of a stored payload: the key of the value it holds, taken from the payload
+    /// itself where the type reads some payloads as another value (an enum's raw value of no case).
+    static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8])
     /// Converts a dynamically typed value (from `create(_:value:)`); nil when the type is wrong.
     static func _latticeCast(_ value: Any) -> Self?
     /// Stores `_latticeCast(value)` at `pointer` (initialized memory of this type); false when the type is wrong.
@@ -63,6 +66,10 @@ extension _Persistable {
     public func _latticeDidAdd(_ owner: Object, column: Int, replacing: Bool) throws {}
     /// The plain payload.
     public static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self { _latticeDecode(payload) }
+    /// The key of the decoded value.
+    public static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        _latticeDecode(payload)._latticeKey(into: &out)
+    }
     /// Not a link.
     public static var _latticeObjectType: Object.Type? { nil }
     /// Not a collection.
@@ -89,6 +96,11 @@ public protocol _PersistableBase: _Persistable {
     static func _latticeGetOptional(_ owner: Object, column: Int) -> Self?
     /// Writes an optional property of a managed object (links override this).
     static func _latticeSetOptional(_ owner: Object, column: Int, _ value: Self?)
+    /// Decodes the non-empty payload of an optional holding this type: nil when it names no value of the
+    /// type (an enum's raw value that no case has), where ``_latticeDecode(_:)`` falls back to a default.
+    static func _latticeDecodeIfValid(_ payload: UnsafeRawBufferPointer) -> Self?
+    /// ``_latticeElement(_:_:)`` for an element of a collection of optionals: nil as ``_latticeDecodeIfValid(_:)`` gives it.
+    static func _latticeElementIfValid(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self?
 }
 
 extension _PersistableBase {
@@ -102,6 +114,14 @@ extension _PersistableBase {
     public static func _latticeGetOptional(_ owner: Object, column: Int) -> Self? { owner._read(column: column) as Self? }
     /// Encodes into the record.
     public static func _latticeSetOptional(_ owner: Object, column: Int, _ value: Self?) { owner._write(column: column, value) }
+    /// Every payload is a value: the plain decode.
+    @inlinable
+    public static func _latticeDecodeIfValid(_ payload: UnsafeRawBufferPointer) -> Self? { _latticeDecode(payload) }
+    /// Every payload is a value: the plain element.
+    @inlinable
+    public static func _latticeElementIfValid(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Self? {
+        _latticeElement(payload, lattice)
+    }
 }
 
 extension Optional: _Persistable where Wrapped: _PersistableBase {
@@ -112,12 +132,13 @@ extension Optional: _Persistable where Wrapped: _PersistableBase {
     /// nil.
     public static var _latticeDefault: Wrapped? { nil }
 
-    /// nil is an empty payload; a value that may itself be empty carries a leading 1 byte.
+    /// nil is an empty payload; a value that may itself be empty carries a leading 1 byte. A payload that
+    /// names no value of the type (an enum's unknown raw value) is nil too.
     @inline(__always)
     public static func _latticeDecode(_ payload: UnsafeRawBufferPointer) -> Wrapped? {
         if payload.isEmpty { return nil }
-        if Wrapped._latticeMayBeEmpty { return Wrapped._latticeDecode(UnsafeRawBufferPointer(rebasing: payload.dropFirst())) }
-        return Wrapped._latticeDecode(payload)
+        if Wrapped._latticeMayBeEmpty { return Wrapped._latticeDecodeIfValid(UnsafeRawBufferPointer(rebasing: payload.dropFirst())) }
+        return Wrapped._latticeDecodeIfValid(payload)
     }
 
     /// See ``_latticeDecode(_:)``.
@@ -132,6 +153,14 @@ extension Optional: _Persistable where Wrapped: _PersistableBase {
         guard let value = self else { out.append(0); return }
         out.append(1)
         value._latticeKey(into: &out)
+    }
+
+    /// Tag 0 for an empty payload, else tag 1 and the wrapped type's key of the payload.
+    public static func _latticeKey(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        if payload.isEmpty { out.append(0); return }
+        out.append(1)
+        Wrapped._latticeKey(fromPayload: Wrapped._latticeMayBeEmpty ? UnsafeRawBufferPointer(rebasing: payload.dropFirst()) : payload,
+                            into: &out)
     }
 
     /// nil, `NSNull` and an empty optional give nil; otherwise the wrapped type's conversion.
@@ -158,8 +187,8 @@ extension Optional: _Persistable where Wrapped: _PersistableBase {
     /// nil for an empty payload, else the wrapped element.
     public static func _latticeElement(_ payload: UnsafeRawBufferPointer, _ lattice: Lattice) -> Wrapped? {
         if payload.isEmpty { return nil }
-        if Wrapped._latticeMayBeEmpty { return Wrapped._latticeElement(UnsafeRawBufferPointer(rebasing: payload.dropFirst()), lattice) }
-        return Wrapped._latticeElement(payload, lattice)
+        if Wrapped._latticeMayBeEmpty { return Wrapped._latticeElementIfValid(UnsafeRawBufferPointer(rebasing: payload.dropFirst()), lattice) }
+        return Wrapped._latticeElementIfValid(payload, lattice)
     }
     /// The wrapped type's.
     public static var _latticeObjectType: Object.Type? { Wrapped._latticeObjectType }

@@ -236,7 +236,7 @@ extension _Persistable {
 
     /// The index key of an encoded payload.
     static func key(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
-        _latticeDecode(payload)._latticeKey(into: &out)
+        _latticeKey(fromPayload: payload, into: &out)
     }
 }
 

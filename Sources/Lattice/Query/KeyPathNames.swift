@@ -71,9 +71,7 @@ extension KeyPathResolver {
 
     /// The values of `type` that `scalarName` marks columns with, as `Any`.
     private static func markValues<V: _Persistable>(_ type: V.Type) -> [Any] {
-        var payloads = markPayloads
-        if let e = V.self as? any PersistableEnum.Type { payloads += casePayloads(e) }
-        return payloads.compactMap { payload in payload.withUnsafeBytes { V._latticeDecode($0) }._latticeAnyValue }
+        markPayloads(V.self).compactMap { payload in payload.withUnsafeBytes { V._latticeDecode($0) }._latticeAnyValue }
     }
 
     /// The single-value property a key path reads, its value type opened from `valueType`.

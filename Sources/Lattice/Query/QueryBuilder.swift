@@ -273,9 +273,7 @@ struct KeyPathResolver<Root: Object> {
         guard !candidates.isEmpty else { return nil }  // before any decoding: a link's type has no decoder of its own
         var base: [UInt8] = []
         V._latticeDefault._latticeEncode(into: &base)
-        var payloads = KeyPathResolver.markPayloads
-        if let e = V.self as? any PersistableEnum.Type { payloads += KeyPathResolver.casePayloads(e) }
-        let marked = payloads.first { p in
+        let marked = KeyPathResolver.markPayloads(V.self).first { p in
             var out: [UInt8] = []
             p.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &out) }
             return out != base
@@ -315,18 +313,14 @@ struct KeyPathResolver<Root: Object> {
     }
 
     /// Payloads that decode, for every value type, to something other than its default (the first that
-    /// does marks a column); the last, zeroes, to the default itself (for a class that declares another).
-    static var markPayloads: [[UInt8]] {
-        [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
-         [UInt8](repeating: 1, count: 16), [2], [0x32], [0]]
-    }
-
-    static func casePayloads<E: PersistableEnum>(_ type: E.Type) -> [[UInt8]] {
-        type.allCases.map { value in
-            var out: [UInt8] = []
-            value._latticeEncode(into: &out)
-            return out
-        }
+    /// does marks a column); `[0]` to the default itself (for a class that declares another). An enum's
+    /// (or an optional enum's) cases follow: no other payload need decode to one of them.
+    static func markPayloads<V: _Persistable>(_ type: V.Type) -> [[UInt8]] {
+        let payloads: [[UInt8]] = [[1], [0x31], [1, 1, 1, 1], [UInt8](repeating: 1, count: 8), [UInt8](repeating: 1, count: 12),
+                                   [UInt8](repeating: 1, count: 16), [2], [0x32], [0]]
+        if let e = V.self as? any PersistableEnum.Type { return payloads + e._latticeCasePayloads }
+        if let e = V.self as? any _OptionalEnum.Type { return payloads + e._latticeCasePayloads }
+        return payloads
     }
 
     func unresolved(_ keyPath: AnyKeyPath) -> Never {

@@ -387,12 +387,17 @@ extension List: _PersistableCollection {
         let managed = ManagedCollection(owner: owner, property: owner._info!.columns[column])
         let store = ListStore(lattice: managed.lattice, property: managed.property, owner: owner._key)
         // A list already bound elsewhere (given to two objects) gives its stored elements.
-        let payloads = try (self.managed == nil ? values : Array(self)).map(managed.encode)
-        let unchanged = try replacing && managed.updatesOnlyChanges
-            && managed.lattice.listPayloads(managed.property, owner: owner._key) == payloads
-        if !unchanged {
-            if replacing { try store.removeAll() }
-            try store.insert(payloads, at: 0)
+        let elements = self.managed == nil ? values : Array(self)
+        if replacing && managed.updatesEmbeddedInPlace {
+            try managed.lattice.updateEmbeddedList(elements, managed)
+        } else {
+            let payloads = try elements.map(managed.encode)
+            let unchanged = try replacing && managed.updatesOnlyChanges
+                && managed.lattice.listPayloads(managed.property, owner: owner._key) == payloads
+            if !unchanged {
+                if replacing { try store.removeAll() }
+                try store.insert(payloads, at: 0)
+            }
         }
         if self.managed == nil {
             promoted = managed

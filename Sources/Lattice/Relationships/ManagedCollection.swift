@@ -15,10 +15,16 @@ struct ManagedCollection {
     }
 
     /// Whether the write adds its owner with `update: .modified`, where a collection equal to the stored
-    /// one is no change: it is not written again, nor reported to observers. Not for embedded objects,
-    /// which an update always replaces with new ones.
+    /// one is no change: it is not written again, nor reported to observers. Not for embedded objects
+    /// (see ``updatesEmbeddedInPlace``).
     var updatesOnlyChanges: Bool {
         lattice.writer?.addPolicy == .modified && property.target?.schema.isEmbedded != true
+    }
+
+    /// Whether the write adds its owner with `update: .modified` and this is a List of embedded objects,
+    /// whose stored elements are then updated in place (`Lattice.updateEmbeddedList`).
+    var updatesEmbeddedInPlace: Bool {
+        lattice.writer?.addPolicy == .modified && property.target?.schema.isEmbedded == true
     }
 
     /// Runs a read for a non-throwing accessor.
