@@ -376,7 +376,7 @@ extension Lattice {
         let objects = all.filter { object in
             // Objects of any handle on this file count; others go to delete(_:), which says why not.
             guard object._lattice?.env === env, let info = object._info else { return true }
-            return seen.insert(StoredObject(className: info.name, key: object._key)).inserted
+            return seen.insert(StoredObject(object, info)).inserted
         }
         if objects.count > 1 {
             _ = try requireWrite("delete(_:)")

@@ -246,7 +246,7 @@ extension Lattice {
         var seen: Set<StoredObject> = []
         for object in objects {
             guard object._lattice === self, let info = object._info, !info.schema.isEmbedded, (try? existingKey(of: object)) != nil,
-                  seen.insert(StoredObject(className: info.name, key: object._key)).inserted else { return }
+                  seen.insert(StoredObject(object, info)).inserted else { return }
         }
         // For each list or map (property, owner): the property and the keys of the objects it holds.
         var collections: [CollectionOwner: (property: PropertyInfo, members: Set<Int64>)] = [:]
@@ -284,9 +284,15 @@ extension Lattice {
     }
 
     /// A stored object of this file: its class and key.
+    /// A stored object, the same for every handle on the file: its class's table and its key.
     struct StoredObject: Hashable {
-        let className: String
+        let table: Table
         let key: Int64
+
+        init(_ object: Object, _ info: ClassInfo) {
+            table = info.objectsTable
+            key = object._key
+        }
     }
 
     /// Empties every table of every class.
