@@ -19,6 +19,6 @@ extension Lattice {
 
     /// The change log table; nil in a file written before it existed and opened read-only.
     func changeLogTable() throws -> Table? {
-        try env.openTables([(FileLayout.changes, false)], create: false)[FileLayout.changes]
+        try env.openedTable(FileLayout.changes) ?? env.openTables([(FileLayout.changes, false)], create: false)[FileLayout.changes]
     }
 }

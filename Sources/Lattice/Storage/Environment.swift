@@ -194,6 +194,11 @@ final class Environment: @unchecked Sendable {
 
     // MARK: Tables
 
+    /// The table `name` when this environment has it open already (one lookup, nothing built).
+    func openedTable(_ name: String) -> Table? {
+        state.withLock { $0.tables[name] }
+    }
+
     /// Opens (creating when `create`) the named tables, all in one transaction. A missing table (when not
     /// creating) is left out of the result.
     func openTables(_ specs: [(name: String, dupSort: Bool)], create: Bool) throws -> [String: Table] {
