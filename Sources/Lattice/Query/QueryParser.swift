@@ -494,6 +494,15 @@ struct QueryParser {
         case let v as QueryTextArgument: return .text(v.text)
         default: break
         }
+        // A custom type stands for its persisted value.
+        if let custom = value as? any _CustomPersistableBase {
+            let persisted = persistedValue(custom)
+            if isNilValue(persisted) { return .null }
+            guard let single = try scalar(unwrapAny(persisted)) else {
+                throw ArgumentError(message: "the persisted value of \(type(of: value)) cannot be used in a predicate")
+            }
+            return single
+        }
         if let i = Int64._latticeCast(value) { return .int(i) }
         if let u = value as? UInt64 { return .double(Double(u)) }
         if let u = value as? UInt { return .double(Double(u)) }
