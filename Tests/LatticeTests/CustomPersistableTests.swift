@@ -79,6 +79,19 @@ final class CustomRequiredLinks: Object {
     @Persisted var links: List<URL>
 }
 
+/// A custom type stored as another custom type (in the end, a String).
+struct CustomLabel: CustomPersistable, Hashable {
+    var sku: CustomSku
+    init(persistedValue: CustomSku) { sku = persistedValue }
+    var persistableValue: CustomSku { sku }
+}
+
+final class CustomLabelled: Object {
+    @Persisted var label: CustomLabel
+    @Persisted var spare: CustomLabel?
+    @Persisted var labels: MutableSet<CustomLabel>
+}
+
 final class CustomMappedTarget: Object {
     @Persisted var x = 0
 }
@@ -409,6 +422,40 @@ final class CustomPersistableTests: XCTestCase {
         let error = latticeError(try makeTempDatabase().open([CustomObjectMapping.self, CustomMappedTarget.self]))
         guard case .invalidSchema(className: "CustomObjectMapping", let reason)? = error else { return XCTFail("\(String(describing: error))") }
         XCTAssertTrue(reason.contains("value type"), reason)
+    }
+
+    func testInitWithValueAcceptsCustomAndPersistedValues() throws {
+        let shop = try CustomShop(value: ["sku": "u", "site": "https://u.io", "price": CustomMoney(2), "discount": Decimal(1),
+                                          "staff": ["@a", CustomHandle(name: "b")], "links": [nil, example] as [URL?]])
+        XCTAssertEqual(shop.sku, CustomSku("u"))
+        XCTAssertEqual(shop.site, URL(string: "https://u.io"))
+        XCTAssertEqual(shop.price, CustomMoney(2))
+        XCTAssertEqual(shop.discount, CustomMoney(1))
+        XCTAssertEqual(Array(shop.staff), [CustomHandle(name: "a"), CustomHandle(name: "b")])
+        XCTAssertEqual(Array(shop.links), [nil, example])
+        // A value the type rejects is an error, not a silent nil, even where nil is a value.
+        XCTAssertThrowsError(try CustomShop(value: ["site": ""]))
+        XCTAssertThrowsError(try CustomShop(value: ["staff": ["no-at"]]))
+    }
+
+    func testACustomTypeStoredAsAnother() throws {
+        let db = makeTempDatabase()
+        do {
+            let lattice = try db.open([CustomLabelled.self])
+            try lattice.write {
+                _ = try lattice.create(CustomLabelled.self, value: ["label": CustomLabel(persistedValue: CustomSku("x")), "spare": "y",
+                                                                   "labels": ["p", CustomSku("q")]])
+            }
+        }
+        let lattice = try db.open([CustomLabelled.self])
+        XCTAssertEqual(lattice.schema["CustomLabelled"]?["label"]?.type, .string)
+        let object = try XCTUnwrap(lattice.objects(CustomLabelled.self).first)
+        XCTAssertEqual(object.label.sku, CustomSku("x"))
+        XCTAssertEqual(object.spare?.sku, CustomSku("y"))
+        XCTAssertEqual(Set(object.labels.map(\.sku.code)), ["p", "q"])
+        XCTAssertEqual(try lattice.objects(CustomLabelled.self).filter("label == %@ AND spare == %@", CustomLabel(persistedValue: CustomSku("x")),
+                                                                        CustomSku("y")).count, 1)
+        XCTAssertEqual(lattice.objects(CustomLabelled.self).where { $0.label == CustomLabel(persistedValue: CustomSku("x")) }.count, 1)
     }
 
     func testUnmanagedCollectionsAndDefaults() {

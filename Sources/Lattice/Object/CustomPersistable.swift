@@ -13,7 +13,7 @@ import Foundation
 /// ```
 ///
 /// The file stores the persisted value: a property of a custom type has the schema of a property of its
-/// ``_CustomPersistableBase/PersistedType``, so replacing one by the other needs no migration. Queries,
+/// `PersistedType`, so replacing one by the other needs no migration. Queries,
 /// sorting, indexes and primary keys work on the persisted value; dynamic objects and migrations see it
 /// too. A property read by name, or reported in a ``PropertyChange``, gives the custom type.
 ///
@@ -27,7 +27,7 @@ public protocol CustomPersistable: _CustomPersistableBase {
 /// a `String`).
 ///
 /// ```swift
-/// extension URL: FailableCustomPersistable {
+/// extension URL: @retroactive FailableCustomPersistable {
 ///     public typealias PersistedType = String
 ///     public init?(persistedValue: String) { self.init(string: persistedValue) }
 ///     public var persistableValue: String { absoluteString }

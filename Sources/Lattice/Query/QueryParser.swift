@@ -494,6 +494,9 @@ struct QueryParser {
         case let v as QueryTextArgument: return .text(v.text)
         default: break
         }
+        if let i = Int64._latticeCast(value) { return .int(i) }
+        if let u = value as? UInt64 { return .double(Double(u)) }
+        if let u = value as? UInt { return .double(Double(u)) }
         // A custom type stands for its persisted value.
         if let custom = value as? any _CustomPersistableBase {
             let persisted = persistedValue(custom)
@@ -503,9 +506,6 @@ struct QueryParser {
             }
             return single
         }
-        if let i = Int64._latticeCast(value) { return .int(i) }
-        if let u = value as? UInt64 { return .double(Double(u)) }
-        if let u = value as? UInt { return .double(Double(u)) }
         // An enum stands for its raw value.
         if let e = value as? any PersistableEnum, let raw = e._latticeAnyValue, !(raw is any PersistableEnum) {
             if isNilValue(raw) { return .null }
