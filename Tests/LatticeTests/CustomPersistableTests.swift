@@ -92,6 +92,22 @@ final class CustomLabelled: Object {
     @Persisted var labels: MutableSet<CustomLabel>
 }
 
+/// A number of at least 1000: rejects every small value a type-safe query probes with.
+struct CustomLargeNumber: FailableCustomPersistable, Hashable {
+    var value: Int
+    init?(persistedValue: Int) {
+        guard persistedValue >= 1000 else { return nil }
+        value = persistedValue
+    }
+    var persistableValue: Int { value }
+    static var fallbackValue: CustomLargeNumber? { CustomLargeNumber(persistedValue: 1000) }
+}
+
+final class CustomCounter: Object {
+    @Persisted var label = ""
+    @Persisted var count: CustomLargeNumber
+}
+
 final class CustomMappedTarget: Object {
     @Persisted var x = 0
 }
@@ -456,6 +472,19 @@ final class CustomPersistableTests: XCTestCase {
         XCTAssertEqual(try lattice.objects(CustomLabelled.self).filter("label == %@ AND spare == %@", CustomLabel(persistedValue: CustomSku("x")),
                                                                         CustomSku("y")).count, 1)
         XCTAssertEqual(lattice.objects(CustomLabelled.self).where { $0.label == CustomLabel(persistedValue: CustomSku("x")) }.count, 1)
+    }
+
+    func testTypeSafeQueryOnATypeRejectingEveryProbe() throws {
+        let lattice = try makeTempDatabase().open([CustomCounter.self])
+        try lattice.write {
+            _ = try lattice.create(CustomCounter.self, value: ["label": "small", "count": 1000])
+            _ = try lattice.create(CustomCounter.self, value: ["label": "big", "count": CustomLargeNumber(persistedValue: 5000) as Any])
+        }
+        let counters = lattice.objects(CustomCounter.self)
+        let threshold = try XCTUnwrap(CustomLargeNumber(persistedValue: 2000))
+        XCTAssertEqual(counters.where { $0.count > threshold }.map(\.label), ["big"])
+        XCTAssertEqual(try counters.sorted(by: \.count, ascending: false).map(\.label), ["big", "small"])
+        XCTAssertEqual(try counters.max(of: \.count)?.value, 5000)
     }
 
     func testUnmanagedCollectionsAndDefaults() {

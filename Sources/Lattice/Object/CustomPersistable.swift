@@ -13,9 +13,9 @@ import Foundation
 /// ```
 ///
 /// The file stores the persisted value: a property of a custom type has the schema of a property of its
-/// `PersistedType`, so replacing one by the other needs no migration. Queries,
-/// sorting, indexes and primary keys work on the persisted value; dynamic objects and migrations see it
-/// too. A property read by name, or reported in a ``PropertyChange``, gives the custom type.
+/// `PersistedType`, so replacing one by the other needs no migration. Queries, sorting, indexes and
+/// primary keys work on the persisted value; dynamic objects and migrations see it too. A property read
+/// by name, or reported in a ``PropertyChange``, gives the custom type. See <doc:CustomTypes>.
 ///
 /// A type that cannot represent every stored value conforms to ``FailableCustomPersistable`` instead.
 public protocol CustomPersistable: _CustomPersistableBase {
@@ -49,6 +49,9 @@ public protocol FailableCustomPersistable: _CustomPersistableBase {
     /// class using such a type non-optionally is otherwise refused with
     /// ``LatticeError/invalidSchema(className:reason:)`` (and a new object of it stops the program when
     /// the property is declared without an initial value, as there is no value to give it).
+    ///
+    /// Note the optional type: a `static var fallbackValue: URL` (not `URL?`) is another property, which
+    /// Lattice does not see.
     static var fallbackValue: Self? { get }
 }
 
@@ -164,8 +167,8 @@ extension _CustomPersistableBase {
             return problem
         }
         if !optional && _latticeFallback == nil {
-            return "\(Self.self) converts no default \(PersistedType.self) and has no fallbackValue: declare the property optional "
-                + "or implement FailableCustomPersistable.fallbackValue."
+            return "\(Self.self) converts no default \(PersistedType.self) and has no fallbackValue: use \(Self.self)? (an optional "
+                + "property or optional elements) or implement FailableCustomPersistable.fallbackValue."
         }
         return nil
     }
