@@ -350,7 +350,7 @@ final class SchemaMigrator {
                 guard let record = try handle.fetchRecord(info, key: key) else { continue }
                 let value = record.withBytes { RecordView($0)?.payload(from.column).flatMap { from.valueType.decodeAny($0) } }
                 var payload: [UInt8] = []
-                if let value, to.valueType.encodeAny(value, into: &payload) {} else { to.valueType._latticeDefaultEncoded(into: &payload) }
+                if let value, to.valueType.encodeAny(persistedValue(value), into: &payload) {} else { to.valueType._latticeDefaultEncoded(into: &payload) }
                 let updated = record.withBytes { handle.replacing(RecordView($0), in: info, with: [to.column: payload]) }
                 try handle.store(info, key: key, record: updated, old: record, context.txn, changed: ChangeSet.columnBit(to.column))
             }

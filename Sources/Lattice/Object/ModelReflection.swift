@@ -65,6 +65,13 @@ struct ModelMetadata: Sendable {
         guard walked, let objectFields = objectFieldCount else {
             throw LatticeError.invalidSchema(className: className, reason: "its stored properties cannot be reflected.")
         }
+        // Before the prototype: a custom type with no value for a property declared without one has
+        // nothing to initialize it with.
+        for field in fieldList {
+            if let problem = customTypeProblem(field.accessor.valueType) {
+                throw LatticeError.invalidSchema(className: className, reason: "property '\(field.name)': \(problem)")
+            }
+        }
         let prototype = type.init()
         let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
         let properties = fieldList.map { field -> Property in

@@ -107,7 +107,10 @@ enum Aggregation {
         case let v as Decimal: return .decimal(v)
         case let v as Float: return .double(Double(v))
         case let v as Double: return .double(v)
-        case let v?: return Int64._latticeCast(v).map { .int($0) }
+        case let v?:
+            if let i = Int64._latticeCast(v) { return .int(i) }
+            // A custom type counts as its persisted value.
+            return v is any _CustomPersistableBase ? scalar(persistedValue(v)) : nil
         case nil: return nil
         }
     }

@@ -264,6 +264,10 @@ struct KeyPathResolver<Root: Object> {
 
     func name<V: _Persistable>(of keyPath: KeyPath<Root, V>) -> String {
         if let name = scalarName(of: keyPath) { return name }
+        if V.self is any _CustomPersistableBase.Type || V.self is any _OptionalCustom.Type {
+            preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' reads \(V.self), which converts none of "
+                + "the values that tell its properties apart: use the string form (filter(\"name == %@\", value)).")
+        }
         unresolved(keyPath)
     }
 
@@ -278,7 +282,12 @@ struct KeyPathResolver<Root: Object> {
             p.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &out) }
             return out != base
         }
-        guard let marked else { return nil }
+        guard let marked else {
+            // A custom type may convert none of the marks to a value of its own: the one column of
+            // the type is then the one read.
+            let custom = V.self is any _CustomPersistableBase.Type || V.self is any _OptionalCustom.Type
+            return custom && candidates.count == 1 ? candidates[0].name : nil
+        }
         var markedValue: [UInt8] = []
         marked.withUnsafeBytes { V._latticeDecode($0)._latticeEncode(into: &markedValue) }
         /// Reads the key path with the marked value in the candidates `chosen` selects.
@@ -320,10 +329,17 @@ struct KeyPathResolver<Root: Object> {
                                    [UInt8](repeating: 1, count: 16), [2], [0x32], [0]]
         if let e = V.self as? any PersistableEnum.Type { return payloads + e._latticeCasePayloads }
         if let e = V.self as? any _OptionalEnum.Type { return payloads + e._latticeCasePayloads }
+        if V.self is any _CustomPersistableBase.Type || V.self is any _OptionalCustom.Type { return payloads + customTypeMarks }
         return payloads
     }
 
     func unresolved(_ keyPath: AnyKeyPath) -> Never {
         preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' does not read a @Persisted property.")
     }
+}
+
+/// Further mark payloads for custom types, which may reject every other mark: texts of common shapes (a
+/// handle, an address, a URL), each also as an optional's payload (with its marker byte).
+private let customTypeMarks: [[UInt8]] = ["a", "@a", "#1", "a@b.c", "a:b", "https://a.b/c", "A1"].flatMap { text in
+    [Array(text.utf8), [1] + Array(text.utf8)]
 }

@@ -497,6 +497,15 @@ struct QueryParser {
         if let i = Int64._latticeCast(value) { return .int(i) }
         if let u = value as? UInt64 { return .double(Double(u)) }
         if let u = value as? UInt { return .double(Double(u)) }
+        // A custom type stands for its persisted value.
+        if let custom = value as? any _CustomPersistableBase {
+            let persisted = persistedValue(custom)
+            if isNilValue(persisted) { return .null }
+            guard let single = try scalar(unwrapAny(persisted)) else {
+                throw ArgumentError(message: "the persisted value of \(type(of: value)) cannot be used in a predicate")
+            }
+            return single
+        }
         // An enum stands for its raw value.
         if let e = value as? any PersistableEnum, let raw = e._latticeAnyValue, !(raw is any PersistableEnum) {
             if isNilValue(raw) { return .null }
