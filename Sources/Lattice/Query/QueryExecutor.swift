@@ -69,12 +69,15 @@ struct QueryExecutor {
                 }
             }
             var out: [Int64] = []
+            // A range or prefix of the objects table is walked in key order: its first matches are the first.
+            var inKeyOrder = scan.objectsDB
+            if case .keys = scan.shape { inKeyOrder = false }
             try QueryExecutor.walkKeys(scan, txn) { cursor in
                 if scan.objectsDB {
                     guard let e = try cursor.current() else { return true }
                     let key = KeyCodec.int(e.key)
                     if passes(test, e.value, key) { out.append(key) }
-                    return true
+                    return !inKeyOrder || out.count < limit
                 }
                 var entry = try cursor.current()
                 while let e = entry {
@@ -84,7 +87,7 @@ struct QueryExecutor {
                 return true
             }
             out.sort()
-            if !scan.objectsDB, let test { out = try matching(out, test) }
+            if !scan.objectsDB, let test { out = try matching(out, test, limit: limit) }
             return out
         case let .backlinks(scan, hops):
             guard let end = hops.last?.to else { return [] }
@@ -96,7 +99,7 @@ struct QueryExecutor {
                 }
                 keys = sources
             }
-            return try test.map { try matching(keys.sorted(), $0) } ?? keys.sorted()
+            return try test.map { try matching(keys.sorted(), $0, limit: limit) } ?? keys.sorted()
         case let .union(parts):
             var all = Set<Int64>()
             for part in parts { all.formUnion(try unchecked(part)) }
@@ -106,10 +109,11 @@ struct QueryExecutor {
 
     /// The keys (ascending) whose stored records pass `test`, read through one cursor moving forward:
     /// keys near each other are found in the run already read instead of by a search from the root each.
-    private func matching(_ keys: [Int64], _ test: RowTest) throws -> [Int64] {
+    /// The keys of `keys` (in key order) whose records pass `test`: the first `limit` of them.
+    private func matching(_ keys: [Int64], _ test: RowTest, limit: Int = .max) throws -> [Int64] {
         var out: [Int64] = []
         try txn.withCursor(info.objectsTable) { cursor in
-            for key in keys {
+            for key in keys where out.count < limit {
                 let entry = try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }
                 if let view = entry.flatMap({ RecordView($0.value) }), test(view, context(key)) { out.append(key) }
             }

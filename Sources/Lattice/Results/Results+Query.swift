@@ -39,6 +39,8 @@ extension Results {
 
     func filtered(_ node: QueryNode) throws -> Results<Element> {
         guard let info else { return self }
+        // `TRUEPREDICATE` keeps every object: the results stay what they were (a whole class keeps its O(1) count).
+        if case .constant(true) = node { return self }
         var q = query
         let combined = q.node.map { $0.and(node) } ?? node
         q.bound = try QueryBinder(info: info).bind(combined)

@@ -89,7 +89,11 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         guard let info else { return 0 }
         return lattice.synchronized {
             if cache.isCurrent(lattice, info) { return cache.keys.count }
-            if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) { return n }
+            if let n = cache.countIfCurrent(lattice, info) { return n }
+            if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) {
+                cache.keepCount(n, lattice, info)
+                return n
+            }
             return keys().count
         }
     }
@@ -343,6 +347,21 @@ final class ResultsKeyCache {
 
     /// Whether `keys` are those of the handle's current view.
     func isCurrent(_ lattice: Lattice, _ info: ClassInfo) -> Bool { stamp == currentStamp(lattice, info) }
+
+    /// A count found without the keys (an index's entries counted), and its stamp: `count` is asked again
+    /// and again (slicing reads `endIndex` several times: `Array(results.prefix(20))` asked it seven times).
+    @exclusivity(unchecked) private var counted: (stamp: KeyStamp, count: Int)?
+
+    /// The count kept by `keepCount` when nothing it depends on changed since.
+    func countIfCurrent(_ lattice: Lattice, _ info: ClassInfo) -> Int? {
+        guard let counted, counted.stamp == currentStamp(lattice, info) else { return nil }
+        return counted.count
+    }
+
+    /// Keeps `count`, found at the handle's current view without the keys.
+    func keepCount(_ count: Int, _ lattice: Lattice, _ info: ClassInfo) {
+        counted = (currentStamp(lattice, info), count)
+    }
 
     /// Takes `keys` as those of the handle's current view.
     func adopt(_ keys: [Int64], _ lattice: Lattice, _ info: ClassInfo) {

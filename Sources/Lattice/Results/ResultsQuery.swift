@@ -286,8 +286,8 @@ enum ResultsOrdering {
     /// The first objects in the order of an indexed property (as `walkIndex` orders all of them): at
     /// least `limit` of them where there are that many (objects of equal values are taken together),
     /// read from the end of the index that order starts at, and whether they are all of them. nil when
-    /// not indexed, or when `limit` is given for a floating-point property (NaN keys lie at both ends of
-    /// its index but sort first, so only a whole walk orders them).
+    /// not indexed, or when `limit` is given for a floating-point property whose index holds NaN (NaN keys
+    /// lie at the two ends of its index, by sign bit, but sort first, so only a whole walk orders them).
     static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, limit: Int, _ lattice: Lattice,
                           _ txn: Transaction) throws -> (keys: [Int64], complete: Bool)? {
         let property = column.property
@@ -306,44 +306,61 @@ enum ResultsOrdering {
         }
         // An encrypted file's index keys are keyed hashes, in no useful order: sort the records instead.
         guard let dbi = property.indexTable, !txn.isEncrypted else { return nil }
-        let floating = QueryPlanner.hasFloatingKeys(property)
-        if floating && limit != .max { return nil }
+        let nan = QueryPlanner.hasFloatingKeys(property) ? try indexEndsHoldNaN(dbi, property.property.isOptional, txn) : false
+        if nan && limit != .max { return nil }
         // Descending orders walk the index backwards, except around NaN (see above).
-        let backward = !ascending && !floating
-        var groups: [(key: [UInt8], objects: [Int64])] = []
-        var taken = 0
+        let backward = !ascending && !nan
+        // The objects in walk order; where each group of equal keys starts in them; the keys of the groups
+        // that need them (NaN regrouping, ambiguous string keys). No array per key: dates and other mostly
+        // unique values make a group per object.
+        var out: [Int64] = []
+        var starts: [Int] = []
+        var groupKeys: [(group: Int, key: [UInt8])] = []
+        var previous: [UInt8] = []
         let complete = try txn.withCursor(dbi) { cursor -> Bool in
             var entry = try backward ? cursor.last() : cursor.first()
             while let e = entry {
-                if groups.last.map({ compareBytes($0.key, e.key) != 0 }) ?? true {
-                    if taken >= limit { return false }
-                    groups.append((Array(e.key), []))
+                if starts.isEmpty || !previous.withUnsafeBytes({ e.key.sameBytes(as: $0) }) {
+                    if out.count >= limit { return false }
+                    starts.append(out.count)
+                    previous.removeAll(keepingCapacity: true)
+                    previous.append(contentsOf: e.key)
+                    if nan || isAmbiguous(e.key, column) { groupKeys.append((starts.count - 1, previous)) }
                 }
-                groups[groups.count - 1].objects.append(KeyCodec.int(e.value))
-                taken += 1
+                out.append(KeyCodec.int(e.value))
                 entry = try backward ? cursor.previous() : cursor.next()
             }
             return true
         }
+        func group(_ i: Int) -> Range<Int> { starts[i]..<(i + 1 < starts.count ? starts[i + 1] : out.count) }
         if backward {
             // Equal values keep object-key order in both directions.
-            for i in groups.indices { groups[i].objects.reverse() }
-        } else {
+            for i in starts.indices where group(i).count > 1 { out[group(i)].reverse() }
+        } else if nan {
+            var groups = groupKeys.map { (key: $0.key, objects: Array(out[group($0.group)])) }
             groups = QueryPlanner.nanFirst(groups, property)
             if !ascending { groups.reverse() }
+            return (groups.flatMap(\.objects), complete)
         }
-        var out: [Int64] = []
-        out.reserveCapacity(taken)
-        for group in groups {
-            // A truncated key (or the empty string's [0]) may stand for several values: sort those by value.
-            if group.key.withUnsafeBytes({ isAmbiguous($0, column) }) && group.objects.count > 1 {
-                let path = ResolvedPath(hops: [], end: .scalar(column), endClass: info, text: column.name)
-                out += try apply(.sort([(path, ascending)]), group.objects, info, lattice, txn)
-            } else {
-                out += group.objects
-            }
+        // A truncated key (or the empty string's [0]) may stand for several values: sort those by value.
+        for (i, key) in groupKeys where group(i).count > 1 && key.withUnsafeBytes({ isAmbiguous($0, column) }) {
+            let path = ResolvedPath(hops: [], end: .scalar(column), endClass: info, text: column.name)
+            out.replaceSubrange(group(i), with: try apply(.sort([(path, ascending)]), Array(out[group(i)]), info, lattice, txn))
         }
         return (out, complete)
+    }
+
+    /// Whether either end of the floating-point index `dbi` holds a NaN key (the only places one can be).
+    private static func indexEndsHoldNaN(_ dbi: Table, _ optional: Bool, _ txn: Transaction) throws -> Bool {
+        try txn.withCursor(dbi) { cursor in
+            if let last = try cursor.last(), QueryPlanner.isNaNKey(Array(last.key), optional: optional) { return true }
+            guard var first = try cursor.first() else { return false }
+            if optional && first.key.elementsEqual([0]) {
+                guard let next = try cursor.nextKey() else { return false }
+                first = next
+            }
+            return QueryPlanner.isNaNKey(Array(first.key), optional: optional)
+        }
     }
 
     /// Whether an index key of `column` may stand for several values: a truncated String key, or the [0]

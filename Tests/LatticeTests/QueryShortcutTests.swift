@@ -1,0 +1,82 @@
+import Foundation
+import XCTest
+@testable import Lattice
+
+final class ShortcutMessage: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var chat = 0
+    @Persisted var read = false
+    @Persisted(indexed: true) var sent = Date(timeIntervalSince1970: 0)
+    @Persisted var text = ""
+}
+
+/// Answers read from an index without reading every match (the first match of a filter with an
+/// indexed term and others, a count kept while nothing it depends on changes, `TRUEPREDICATE`) must be
+/// what reading every match gives: `Array(results)` is the oracle.
+final class QueryShortcutTests: XCTestCase {
+    private func fill(_ lattice: Lattice, _ ids: [Int], _ rng: inout SplitMix64) throws {
+        try lattice.write {
+            for id in ids {
+                try lattice.create(ShortcutMessage.self, value: ["id": id, "chat": Int(rng.next() % 7), "read": rng.next() % 3 == 0,
+                                                                "sent": Date(timeIntervalSince1970: Double(rng.next() % 50)),
+                                                                "text": "m\(id)"])
+            }
+        }
+    }
+
+    private let predicates = [
+        "chat == 3 AND read == false", "chat IN {1, 2, 5} AND read == true", "chat >= 4 AND text ENDSWITH '7'",
+        "id BETWEEN {20, 120} AND read == false", "id IN {90, 15, 60, 33, 7} AND read == false", "id >= 150 AND chat == 2",
+        "sent >= %@ AND chat != 1", "chat == 6 AND read == false AND id > 100",
+    ]
+
+    private func check(_ lattice: Lattice, _ label: String) throws {
+        let all = lattice.objects(ShortcutMessage.self)
+        for text in predicates {
+            let results = try all.filter(text, Date(timeIntervalSince1970: 25))
+            let oracle = Array(try all.filter(text, Date(timeIntervalSince1970: 25))).map(\.id)
+            XCTAssertEqual(results.first?.id, oracle.first, "\(label): first of \(text)")
+            XCTAssertEqual(try all.filter(text, Date(timeIntervalSince1970: 25)).last?.id, oracle.last, "\(label): last of \(text)")
+            XCTAssertEqual(results.count, oracle.count, "\(label): count of \(text)")
+            XCTAssertEqual(results.count, oracle.count, "\(label): count of \(text), asked again")
+            XCTAssertEqual(Array(results.prefix(3)).map(\.id), Array(oracle.prefix(3)), "\(label): prefix of \(text)")
+        }
+        XCTAssertEqual(try all.filter("TRUEPREDICATE").count, all.count, label)
+        XCTAssertEqual(try all.filter("TRUEPREDICATE").map(\.id), all.map(\.id), label)
+        XCTAssertEqual(try all.sorted(byKeyPath: "sent").filter("TRUEPREDICATE").map(\.id), try all.sorted(byKeyPath: "sent").map(\.id), label)
+    }
+
+    func testFirstLastAndCountOfIndexedFiltersFollowEveryChange() throws {
+        let db = makeTempDatabase("shortcut")
+        var rng = SplitMix64(state: 11)
+        let lattice = try db.open([ShortcutMessage.self])
+        try fill(lattice, Array((0..<200).shuffled(using: &rng)), &rng)
+        // Counts and keys read before each change, so that a count kept from before would show.
+        let kept = try lattice.objects(ShortcutMessage.self).filter("chat == 3 AND read == false")
+        let keptCount = kept.count
+        try check(lattice, "filled")
+        // A change to a column the filter reads, to one it does not, an insert and a delete.
+        try lattice.write {
+            for message in try lattice.objects(ShortcutMessage.self).filter("chat == 3").prefix(5) { message.read.toggle() }
+        }
+        XCTAssertNotEqual(kept.count, keptCount, "a count follows a write to a column it reads")
+        try check(lattice, "read toggled")
+        try lattice.write { for message in lattice.objects(ShortcutMessage.self).prefix(20) { message.text += "7" } }
+        try check(lattice, "text changed")
+        try fill(lattice, Array(200..<260), &rng)
+        try check(lattice, "inserted")
+        try lattice.write { try lattice.delete(try lattice.objects(ShortcutMessage.self).filter("id < 40 OR chat == 3")) }
+        try check(lattice, "deleted")
+        // Another handle's commits, seen after refresh.
+        let other = try db.open([ShortcutMessage.self])
+        try fill(other, Array(300..<340), &rng)
+        try other.write { for message in try other.objects(ShortcutMessage.self).filter("chat == 2") { message.chat = 3 } }
+        lattice.refresh()
+        try check(lattice, "another handle's commits")
+        // Inside a write, before it commits.
+        try lattice.write {
+            try lattice.create(ShortcutMessage.self, value: ["id": 1000, "chat": 3, "read": false])
+            try check(lattice, "uncommitted")
+        }
+    }
+}
