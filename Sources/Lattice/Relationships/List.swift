@@ -466,6 +466,10 @@ final class ListObjectReads {
     /// are decoded: enough for the reads that code changing the list makes between changes
     /// (`remove(at:)`, `swapAt`, `move(from:to:)`), few beside a loop over a list of any length.
     private static let readsAlone = 8
+    /// A longer list allows one read alone per this many entries: a read alone costs about one chunk's
+    /// worth of decoding, the keys all of them (the last screenful of a long chat, `suffix(30)` after each
+    /// message, then reads 30 entries, not the whole list).
+    private static let entriesPerReadAlone = 128
 
     init(_ lattice: Lattice) {
         self.lattice = lattice
@@ -518,10 +522,10 @@ final class ListObjectReads {
                 aloneReads = 0
             }
             aloneReads += 1
-            guard aloneReads <= Self.readsAlone else { return .useKeys }
             return managed.read { lattice, owner in
                 let store = ListStore(lattice: lattice, property: managed.property, owner: owner)
                 let count = try store.count()
+                guard aloneReads <= max(Self.readsAlone, count / Self.entriesPerReadAlone) else { return .useKeys }
                 precondition(position >= 0 && position < count,
                              "Index \(position) is out of range for List '\(managed.name)' of \(count) elements.")
                 return try store.withPayload(at: position) { lattice.linkedKey($0) }.flatMap { $0.map(KeyAlone.key) } ?? .noKey
