@@ -114,6 +114,59 @@ final class AsyncWriteTests: XCTestCase {
         XCTAssertEqual(lattice.objects(AsyncNote.self).count, 2)
     }
 
+    func testBlockAddsUnmanagedObjectsAndChangesManagedOnes() throws {
+        let lattice = try open()
+        let existing = try lattice.write { try lattice.create(AsyncNote.self, value: ["id": 1, "text": "before"]) }
+        let unmanaged = AsyncNote()
+        unmanaged.id = 2
+        unmanaged.text = "made outside"
+        var done = false
+        lattice.beginAsyncWrite {
+            existing.text = "after"
+            do { try lattice.add(unmanaged) } catch { XCTFail("\(error)") }
+            lattice.commitAsyncWrite { error in
+                XCTAssertNil(error)
+                done = true
+            }
+        }
+        spin("the completion") { done }
+        XCTAssertEqual(texts(lattice), ["after", "made outside"])
+        XCTAssertTrue(unmanaged.lattice === lattice)
+    }
+
+    func testBlockRunsOnTheLatestCommit() throws {
+        let lattice = try open()
+        _ = lattice.objects(AsyncNote.self).count  // a snapshot from before the other handle's commit
+        var seen = -1
+        var done = false
+        lattice.writeAsync({
+            seen = lattice.objects(AsyncNote.self).count
+            _ = try? lattice.create(AsyncNote.self, value: ["id": 2])
+        }, onComplete: { error in
+            XCTAssertNil(error)
+            done = true
+        })
+        let other = try open()
+        try other.write { try other.create(AsyncNote.self, value: ["id": 1]) }
+        spin("the completion") { done }
+        XCTAssertEqual(seen, 1)
+        XCTAssertEqual(lattice.objects(AsyncNote.self).count, 2)
+    }
+
+    func testWithAutorefreshOff() throws {
+        let lattice = try open()
+        lattice.autorefresh = false
+        let results = lattice.objects(AsyncNote.self)
+        XCTAssertEqual(results.count, 0)
+        var done = false
+        lattice.writeAsync({ _ = try? lattice.create(AsyncNote.self, value: ["id": 1]) }, onComplete: { _ in done = true })
+        spin("the completion") { done }
+        // The handle wrote the commit, so it sees it without a refresh.
+        XCTAssertEqual(results.count, 1)
+        XCTAssertFalse(lattice.refresh())
+        XCTAssertEqual(results.count, 1)
+    }
+
     // MARK: Cancelling
 
     func testCancelledBlockNeverRuns() throws {
@@ -434,6 +487,47 @@ final class AsyncWriteTests: XCTestCase {
         spin("the thread") { !finished.withLock { $0.isEmpty } }
         XCTAssertEqual(finished.withLock { $0 }, ["done"])
         XCTAssertEqual(texts(try open()), ["thread"])
+    }
+
+    /// Another thread holds the writer lock when the block's turn comes: the block's transaction waits for
+    /// it (on this thread), then begins on that thread's commit.
+    func testWaitsForAnotherThreadsWrite() throws {
+        let configuration = database.configuration(types)
+        let state = Locked<String>("starting")
+        let writer = Thread {
+            do {
+                let lattice = try Lattice(configuration: configuration)
+                try lattice.beginWrite()
+                try lattice.create(AsyncNote.self, value: ["id": 1, "text": "other thread"])
+                state.withLock { $0 = "writing" }
+                // Commits once the main thread has queued its block and started turning its run loop (or
+                // after 20 s, so that a failed test never leaves the writer lock held).
+                let deadline = Date().addingTimeInterval(20)
+                while state.withLock({ $0 }) != "spinning" && Date() < deadline { usleep(1000) }
+                try lattice.commitWrite()
+                state.withLock { $0 = "committed" }
+            } catch {
+                state.withLock { $0 = "\(error)" }
+            }
+        }
+        writer.start()
+        spin("the other thread's write") { state.withLock { $0 } != "starting" }
+        XCTAssertEqual(state.withLock { $0 }, "writing")
+        let lattice = try open()
+        var seen: [String] = []
+        var done = false
+        lattice.writeAsync({
+            seen = lattice.objects(AsyncNote.self).map(\.text)
+            _ = try? lattice.create(AsyncNote.self, value: ["id": 2, "text": "async"])
+        }, onComplete: { error in
+            XCTAssertNil(error)
+            done = true
+        })
+        state.withLock { $0 = "spinning" }
+        spin("the completion") { done }
+        XCTAssertEqual(seen, ["other thread"])
+        XCTAssertEqual(texts(lattice), ["other thread", "async"])
+        spin("the other thread") { state.withLock { $0 } == "committed" }
     }
 
     func testActorConfinedHandle() async throws {
