@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import Lattice
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class AsyncNote: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -489,9 +492,9 @@ final class AsyncWriteTests: XCTestCase {
         XCTAssertEqual(texts(try open()), ["thread"])
     }
 
-    /// Another thread holds the writer lock when the block's turn comes: the block's transaction waits for
-    /// it (on this thread), then begins on that thread's commit.
-    func testWaitsForAnotherThreadsWrite() throws {
+    /// Another thread holds the writer lock when the block's turn comes: the handle's thread goes on
+    /// turning its run loop meanwhile, and the block runs once the lock was released, on that commit.
+    func testAnotherThreadsWriteDoesNotBlockTheRunLoop() throws {
         let configuration = database.configuration(types)
         let state = Locked<String>("starting")
         let writer = Thread {
@@ -500,10 +503,9 @@ final class AsyncWriteTests: XCTestCase {
                 try lattice.beginWrite()
                 try lattice.create(AsyncNote.self, value: ["id": 1, "text": "other thread"])
                 state.withLock { $0 = "writing" }
-                // Commits once the main thread has queued its block and started turning its run loop (or
-                // after 20 s, so that a failed test never leaves the writer lock held).
+                // Commits when told (or after 20 s, so that a failed test never leaves the lock held).
                 let deadline = Date().addingTimeInterval(20)
-                while state.withLock({ $0 }) != "spinning" && Date() < deadline { usleep(1000) }
+                while state.withLock({ $0 }) != "commit" && Date() < deadline { usleep(1000) }
                 try lattice.commitWrite()
                 state.withLock { $0 = "committed" }
             } catch {
@@ -514,7 +516,7 @@ final class AsyncWriteTests: XCTestCase {
         spin("the other thread's write") { state.withLock { $0 } != "starting" }
         XCTAssertEqual(state.withLock { $0 }, "writing")
         let lattice = try open()
-        var seen: [String] = []
+        var seen: [String]?
         var done = false
         lattice.writeAsync({
             seen = lattice.objects(AsyncNote.self).map(\.text)
@@ -523,11 +525,39 @@ final class AsyncWriteTests: XCTestCase {
             XCTAssertNil(error)
             done = true
         })
-        state.withLock { $0 = "spinning" }
+        // Queued behind the block's turn on the main queue: runs only if that turn did not wait for the lock.
+        let later = Locked(false)
+        DispatchQueue.main.async { later.withLock { $0 = true } }
+        spin("the main queue") { later.withLock { $0 } }
+        XCTAssertNil(seen, "the block waits for the lock")
+        XCTAssertTrue(lattice.isPerformingAsynchronousWriteOperations)
+        state.withLock { $0 = "commit" }
         spin("the completion") { done }
         XCTAssertEqual(seen, ["other thread"])
         XCTAssertEqual(texts(lattice), ["other thread", "async"])
         spin("the other thread") { state.withLock { $0 } == "committed" }
+    }
+
+    /// The same with another process holding the writer lock (its `flock`).
+    func testAnotherProcesssWriteDoesNotBlockTheRunLoop() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let lattice = try Lattice(configuration: database.configuration([MultiProcessItem.self, MultiProcessCounter.self]))
+        try lattice.write { try lattice.add(makeItem(id: 1, size: 10)) }
+        let writer = try Helper(["hold-write", database.path])
+        XCTAssertEqual(try writer.readLine(), "writing")
+        var result: [Error?] = []
+        lattice.writeAsync({
+            do { try lattice.add(makeItem(id: 2, size: 10)) } catch { XCTFail("\(error)") }
+        }, onComplete: { result.append($0) })
+        let later = Locked(false)
+        DispatchQueue.main.async { later.withLock { $0 = true } }
+        spin("the main queue") { later.withLock { $0 } }
+        XCTAssertTrue(result.isEmpty, "the block waits for the other process")
+        writer.closeInput()  // the other process rolls back and exits
+        try writer.waitForSuccess()
+        spin("the completion") { !result.isEmpty }
+        XCTAssertNil(result.first.flatMap { $0 })
+        XCTAssertEqual(lattice.objects(MultiProcessItem.self).count, 2)
     }
 
     func testActorConfinedHandle() async throws {

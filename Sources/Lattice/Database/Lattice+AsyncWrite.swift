@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 /// Identifies one asynchronous write block (``Lattice/beginAsyncWrite(_:)``,
 /// ``Lattice/writeAsync(_:onComplete:)``) or one completion of
 /// ``Lattice/commitAsyncWrite(allowGrouping:_:)``, for ``Lattice/cancelAsyncWrite(_:)``.
@@ -24,8 +27,8 @@ extension Lattice {
     /// queued: `onComplete` is called at once with ``LatticeError/frozen(operation:)`` and the id is 0 (a
     /// frozen handle may be shared by threads, so it has no thread of its own to deliver on later).
     ///
-    /// Beginning the transaction waits for the writer lock on the handle's thread, as ``write(_:)`` does:
-    /// while another thread or process writes, the run loop waits too.
+    /// While another thread or process holds the writer lock, the block waits without holding up the
+    /// handle's thread: its turn comes again once the lock was released.
     @discardableResult
     public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Swift.Error?) -> Void)? = nil) -> AsyncTransactionId {
         if isFrozen {
@@ -147,15 +150,23 @@ final class AsyncWriteQueue {
     /// Whether a block is running now (a block that spins the run loop gets no other block meanwhile).
     private var running = false
     private var lastId: AsyncTransactionId = 0
+    /// The wait for the writer lock, held by another thread or process when the first block's turn came:
+    /// a thread of its own waits, then asks for a turn (`wake`), so the handle's thread goes on meanwhile.
+    private var lockWait: LockWait?
 
-    /// Whether anything is queued or running.
-    var hasWork: Bool { running || !blocks.isEmpty || !completions.isEmpty }
+    private final class LockWait: Sendable {
+        let done = Atomic<Bool>(false)
+    }
+
+    /// Whether anything is queued or running (a wait for the writer lock included: its thread uses the
+    /// handle's file, which stays open until the wait ended).
+    var hasWork: Bool { running || lockWait != nil || !blocks.isEmpty || !completions.isEmpty }
 
     /// Whether another turn is due now: a completion to call, or a block that can begin (`writing`: the
     /// handle is inside a write transaction, and blocks wait for its end, see `HandleObservation.writeEnded`).
     /// None while a block runs (a block that spins the run loop): the turn that runs it asks again after it.
     func needsTurn(writing: Bool) -> Bool {
-        !running && (!completions.isEmpty || (!blocks.isEmpty && !writing))
+        !running && (!completions.isEmpty || (!blocks.isEmpty && !writing && lockWait == nil))
     }
 
     func nextId() -> AsyncTransactionId {
@@ -189,8 +200,9 @@ final class AsyncWriteQueue {
     }
 
     /// One turn: calls the completions due, then runs the first queued block, unless the handle is inside a
-    /// write transaction or a block is running already.
-    func run(on lattice: Lattice) {
+    /// write transaction, a block is running already, or the writer lock is busy (then `wake` is called
+    /// once it was released).
+    func run(on lattice: Lattice, wake: @escaping @Sendable () -> Void) {
         guard !running else { return }
         defer { if !hasWork { holder = nil } }
         // The completions queued before this turn; one cancelled by an earlier one's callback is skipped.
@@ -199,12 +211,33 @@ final class AsyncWriteQueue {
             let completion = completions.remove(at: index)
             completion.call(completion.error)
         }
+        if let lockWait {
+            guard lockWait.done.load(ordering: .acquiring) else { return }
+            self.lockWait = nil
+        }
         guard lattice.writer == nil, !blocks.isEmpty else { return }
+        // The writer lock, taken without waiting; `startWrite` then takes a level of its own, and the one
+        // taken here is dropped once the transaction began (or failed to).
+        let lock = lattice.env.writerLock
+        let taken = lock.tryLock()
+        if taken == false {
+            let wait = LockWait()
+            lockWait = wait
+            DispatchQueue.global().async {
+                // Taken and dropped at once: the lock was free a moment ago. The turn takes it again (and
+                // waits again if another writer was quicker).
+                if (try? lock.lock()) != nil { lock.unlock() }
+                wait.done.store(true, ordering: .releasing)
+                wake()
+            }
+            return
+        }
         let block = blocks.removeFirst()
         running = true
         defer { running = false }
         // Once the block has started its id cancels nothing: its completion goes under an id of its own.
         do {
+            defer { if taken == true { lock.unlock() } }
             try lattice.startWrite()
         } catch {
             if block.commits { complete(nextId(), block.onComplete, error, on: lattice) }

@@ -276,7 +276,8 @@ final class HandleObservation {
         prune()
         // Asynchronous writes first: the deliveries below then tell of their commits in this turn.
         if let asyncWrites, asyncWrites.hasWork {
-            asyncWrites.run(on: lattice)
+            let waker = wakerHere()
+            asyncWrites.run(on: lattice, wake: { waker.wake() })
             if asyncWrites.needsTurn(writing: lattice.writer != nil) { wakerHere().wake() }
         }
         if lattice.writer != nil { return }
