@@ -143,6 +143,7 @@ extension Lattice {
         writer = nil
         env.writerLock.unlock()
         didChange()
+        (observationState as? HandleObservation)?.writeEnded()
     }
 
     func requireWrite(_ operation: @autoclosure () -> String) throws -> Transaction {

@@ -139,8 +139,9 @@ final class DeliveryContext {
     }
 }
 
-/// The observers of one handle delivered on its thread's run loop and by ``Lattice/refresh()``, and the
-/// handle's own ``Lattice/observe(_:)`` blocks.
+/// The observers of one handle delivered on its thread's run loop and by ``Lattice/refresh()``, the
+/// handle's own ``Lattice/observe(_:)`` blocks, and its asynchronous writes (`AsyncWriteQueue`), run by
+/// the same turns.
 final class HandleObservation {
     private unowned let lattice: Lattice
     /// The observers, each with what it is told when it can go on no longer (see `fail(_:)`).
@@ -200,6 +201,7 @@ final class HandleObservation {
     /// Realm's do, except those of `skipped` tokens (`commitWrite(withoutNotifying:)`). Object and
     /// collection observers hear of it at the next turn or refresh.
     func didCommit(skipping skipped: [ObserverFlag]) {
+        writeEnded()
         guard !latticeObservers.isEmpty else { return }
         announced = Int64(lattice.viewCommit)
         let lattice = self.lattice
@@ -210,9 +212,8 @@ final class HandleObservation {
 
     private func subscribe() throws {
         guard subscription == nil else { return }
-        let waker = HandleWaker(self, actor: lattice.confinedActor)
+        let waker = wakerHere()
         subscription = try Notifier.subscribe(lattice.env) { _ in waker.wake() }
-        self.waker = waker
         if waker.usesRunLoop {
             let timer = Timer(timeInterval: 1e9, repeats: true) { _ in }
             RunLoop.current.add(timer, forMode: .default)
@@ -221,6 +222,38 @@ final class HandleObservation {
     }
 
     private var waker: HandleWaker?
+
+    /// The waker of this handle, made on first need (the first observer, or the first asynchronous write)
+    /// where the handle lives.
+    private func wakerHere() -> HandleWaker {
+        if let waker { return waker }
+        let made = HandleWaker(self, actor: lattice.confinedActor)
+        waker = made
+        return made
+    }
+
+    /// The handle's asynchronous writes (`writeAsync`, `beginAsyncWrite`, `commitAsyncWrite`), made with
+    /// the first; run by `turn()`, one block a turn.
+    private(set) var asyncWrites: AsyncWriteQueue?
+
+    /// The asynchronous write queue, made on first use.
+    var asyncWriteQueue: AsyncWriteQueue {
+        if let asyncWrites { return asyncWrites }
+        let made = AsyncWriteQueue()
+        asyncWrites = made
+        return made
+    }
+
+    /// Asks for a turn where the handle lives, for the asynchronous writes.
+    func wakeForAsyncWrites() {
+        wakerHere().wake()
+    }
+
+    /// After the handle's write transaction ended (committed or rolled back): a turn that found it writing
+    /// left its asynchronous writes queued, and they go on now.
+    func writeEnded() {
+        if asyncWrites?.hasWork == true { wakerHere().wake() }
+    }
 
     /// Keeps a handle confined to an actor at the latest commit while it is not in a write, as Realm's
     /// actor-confined handles are: each commit of another handle or process moves it on the actor
@@ -241,6 +274,12 @@ final class HandleObservation {
         // Kept alive for the turn: pruning may release the last observer holding the handle.
         let lattice = self.lattice
         prune()
+        // Asynchronous writes first: the deliveries below then tell of their commits in this turn.
+        if let asyncWrites, asyncWrites.hasWork {
+            let waker = wakerHere()
+            asyncWrites.run(on: lattice, wake: { waker.wake() })
+            if asyncWrites.needsTurn(writing: lattice.writer != nil) { wakerHere().wake() }
+        }
         if lattice.writer != nil { return }
         if lattice.autorefresh {
             lattice.refresh()  // delivers

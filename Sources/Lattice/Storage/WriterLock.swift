@@ -72,6 +72,31 @@ final class WriterLock: @unchecked Sendable {
         }
     }
 
+    /// Takes the lock if no other thread or process holds it (its owner takes another level): true when
+    /// taken, false when another holds it (nothing is taken then), nil when `flock` failed otherwise (then
+    /// `lock()` reports the error).
+    func tryLock() -> Bool? {
+        let me = pthread_self()
+        pthread_mutex_lock(mutex)
+        if let owner {
+            let mine = pthread_equal(owner, me) != 0
+            if mine { depth += 1 }
+            pthread_mutex_unlock(mutex)
+            return mine
+        }
+        owner = me
+        depth = 1
+        pthread_mutex_unlock(mutex)
+        guard fd >= 0 else { return true }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            release()
+            return code == EWOULDBLOCK ? false : nil
+        }
+        return true
+    }
+
     /// Releases one level of the lock. Returns false, changing nothing, when the calling thread does
     /// not own it.
     @discardableResult
