@@ -10,6 +10,16 @@ final class ShortcutMessage: Object {
     @Persisted var text = ""
 }
 
+final class ShortcutContact: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var group = 0
+    @Persisted var plainGroup = 0
+    @Persisted(indexed: true) var city: String?
+    @Persisted var plainCity: String?
+    @Persisted(indexed: true) var flag = false
+    @Persisted var plainFlag = false
+}
+
 /// Answers read from an index without reading every match (the first match of a filter with an
 /// indexed term and others, a count kept while nothing it depends on changes, `TRUEPREDICATE`) must be
 /// what reading every match gives: `Array(results)` is the oracle.
@@ -44,6 +54,45 @@ final class QueryShortcutTests: XCTestCase {
         XCTAssertEqual(try all.filter("TRUEPREDICATE").count, all.count, label)
         XCTAssertEqual(try all.filter("TRUEPREDICATE").map(\.id), all.map(\.id), label)
         XCTAssertEqual(try all.sorted(byKeyPath: "sent").filter("TRUEPREDICATE").map(\.id), try all.sorted(byKeyPath: "sent").map(\.id), label)
+    }
+
+    func testDistinctByAnIndexedPropertyIsDistinctByItsValues() throws {
+        let db = makeTempDatabase("shortcut")
+        var rng = SplitMix64(state: 5)
+        let lattice = try db.open([ShortcutContact.self])
+        let long = String(repeating: "x", count: FileLayout.maxIndexKey + 5)
+        func add(_ ids: Range<Int>, cities: [String?]) throws {
+            try lattice.write {
+                for id in ids {
+                    let group = Int(rng.next() % 9) - 4, city = cities[Int(rng.next() % UInt64(cities.count))], flag = rng.next() % 2 == 0
+                    try lattice.create(ShortcutContact.self, value: ["id": (id * 7919) % 1000, "group": group, "plainGroup": group,
+                                                                     "city": city as Any, "plainCity": city as Any,
+                                                                     "flag": flag, "plainFlag": flag], update: .all)
+                }
+            }
+        }
+        func check(_ label: String) throws {
+            let all = lattice.objects(ShortcutContact.self)
+            for (indexed, plain) in [("group", "plainGroup"), ("city", "plainCity"), ("flag", "plainFlag")] {
+                XCTAssertEqual(try all.distinct(by: [indexed]).map(\.id), try all.distinct(by: [plain]).map(\.id), "\(label): \(indexed)")
+                XCTAssertEqual(try all.distinct(by: [indexed]).sorted(byKeyPath: plain, ascending: false).map(\.id),
+                               try all.distinct(by: [plain]).sorted(byKeyPath: plain, ascending: false).map(\.id), "\(label): \(indexed), sorted")
+                XCTAssertEqual(try all.distinct(by: [indexed]).count, try all.distinct(by: [plain]).count, "\(label): \(indexed) count")
+            }
+        }
+        try add(0..<300, cities: [nil, "Oslo", "Bergen", "oslo", "Tromsø", "Bergen "])
+        try check("filled")
+        try lattice.write { try lattice.delete(try lattice.objects(ShortcutContact.self).filter("group == 2 OR city == 'Oslo'")) }
+        try check("deleted")
+        try lattice.write {
+            for contact in try lattice.objects(ShortcutContact.self).filter("group == -4") { contact.group = 7; contact.plainGroup = 7 }
+            try check("uncommitted")
+        }
+        // Strings longer than an index key (several values under one key), and the empty string.
+        try add(300..<400, cities: [long + "a", long + "b", "", nil])
+        try check("long strings")
+        XCTAssertEqual(Set(try lattice.objects(ShortcutContact.self).distinct(by: ["city"]).map(\.city)).count,
+                       try lattice.objects(ShortcutContact.self).distinct(by: ["city"]).count)
     }
 
     func testFirstLastAndCountOfIndexedFiltersFollowEveryChange() throws {

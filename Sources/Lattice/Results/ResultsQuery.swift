@@ -92,8 +92,17 @@ extension Results {
            let walked = try ResultsOrdering.walkIndex(info, column, ascending: sortKeys[0].ascending, lattice, txn) {
             return walked
         }
-        var keys = try unorderedKeys(info, txn)
-        for step in query.ops { keys = try ResultsOrdering.apply(step, keys, info, lattice, txn) }
+        var ops = query.ops[...]
+        var keys: [Int64]
+        // `distinct(by: [p])` of a whole class, p indexed: the first object of each index key.
+        if case .all = source, query.bound == nil, case let .distinct(paths)? = ops.first, paths.count == 1,
+           let column = paths[0].rootColumn, let firsts = try ResultsOrdering.firstOfEachIndexKey(info, column, txn) {
+            keys = firsts
+            ops = ops.dropFirst()
+        } else {
+            keys = try unorderedKeys(info, txn)
+        }
+        for step in ops { keys = try ResultsOrdering.apply(step, keys, info, lattice, txn) }
         return keys
     }
 
@@ -360,6 +369,27 @@ enum ResultsOrdering {
                 first = next
             }
             return QueryPlanner.isNaNKey(Array(first.key), optional: optional)
+        }
+    }
+
+    /// The object with the smallest key of each value of the indexed property `column`, in key order: what
+    /// `distinct` by that property leaves of every object of the class, read as one step per index key
+    /// instead of one value per object. nil when the index cannot tell values apart exactly (no index, an
+    /// encrypted file's hashed keys, floating-point and decimal values, a key standing for several strings
+    /// or data values).
+    static func firstOfEachIndexKey(_ info: ClassInfo, _ column: ScalarColumn, _ txn: Transaction) throws -> [Int64]? {
+        guard [.bool, .integer, .string, .uuid, .objectId].contains(column.kind),
+              let dbi = column.property.indexTable, !txn.isEncrypted else { return nil }
+        return try txn.withCursor(dbi) { cursor -> [Int64]? in
+            var firsts: [Int64] = []
+            var entry = try cursor.first()
+            while let e = entry {
+                if isAmbiguous(e.key, column) { return nil }
+                // Duplicates are in object-key order: the first is the smallest key.
+                firsts.append(KeyCodec.int(e.value))
+                entry = try cursor.nextKey()
+            }
+            return firsts.sorted()
         }
     }
 
