@@ -36,16 +36,20 @@ enum ChangeSignal {
         for directory in directories(for: path) {
             guard let stream = opendir(directory) else { continue }
             defer { closedir(stream) }
+            let directoryFD = dirfd(stream)
             while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                // Names starting with a dot: ".", "..", and FIFOs not yet opened by their listener.
-                guard !name.hasPrefix(".") else { continue }
-                let fifo = directory + "/" + name
-                let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-                if fd < 0 {
-                    if errno == ENXIO { unlink(fifo) }  // its process stopped listening without removing it
-                    continue
+                // Opened by the entry's own name, relative to the directory: no path built per FIFO and commit.
+                let fd = withUnsafeMutablePointer(to: &entry.pointee.d_name) { field in
+                    field.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: field.pointee)) { name -> Int32 in
+                        // Names starting with a dot: ".", "..", and FIFOs not yet opened by their listener.
+                        if name[0] == CChar(UInt8(ascii: ".")) { return -1 }
+                        let fd = openat(directoryFD, name, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                        // Its process stopped listening without removing it.
+                        if fd < 0 && errno == ENXIO { unlinkat(directoryFD, name, 0) }
+                        return fd
+                    }
                 }
+                guard fd >= 0 else { continue }
                 var info = stat()
                 if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO { fds.append(fd) } else { close(fd) }
             }
