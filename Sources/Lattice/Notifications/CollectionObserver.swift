@@ -39,7 +39,9 @@ final class CollectionObserver<Collection, Identity: Hashable>: HandleObserver, 
 
     func update(_ context: DeliveryContext) {
         guard flag.isActive else { return }
-        if let change = nextChange(context) { block(change) }
+        // Checked again once the change is computed: the token may have been invalidated meanwhile from
+        // another thread (a queue observer's).
+        if let change = nextChange(context), flag.isActive { block(change) }
     }
 
     /// The change since the previous call (the initial value first); nil when nothing it watches changed.

@@ -92,6 +92,10 @@ enum QueueDelivery {
 
     private final class Slot: Sendable {
         let state = Mutex(State())
+        /// The flag of the observer built on the queue's handle. Kept apart from `state`, which a delivery
+        /// holds while it computes the change and calls back: the token's stop deactivates it without
+        /// waiting, so a delivery already past the token's flag does not call back after `invalidate()`.
+        let observerFlag = Mutex<ObserverFlag?>(nil)
     }
 
     /// Starts an observer that `make` builds on a handle of `lattice`'s file opened for the queue, and
@@ -114,7 +118,9 @@ enum QueueDelivery {
                         lattice.refresh()
                     } else {
                         let lattice = try Lattice(configuration: configuration)
-                        state.observer = try make(lattice)
+                        let observer = try make(lattice)
+                        slot.observerFlag.withLock { $0 = observer.flag }
+                        state.observer = observer
                         state.lattice = lattice
                     }
                     guard flag.isActive, let lattice = state.lattice, let observer = state.observer else { return }
@@ -128,7 +134,12 @@ enum QueueDelivery {
         do {
             let (notifier, id) = try Notifier.subscribe(env) { _ in queue.async(execute: deliver) }
             queue.async(execute: deliver)
-            return NotificationToken(flag: flag) { notifier.unsubscribe(id) }
+            return NotificationToken(flag: flag) {
+                notifier.unsubscribe(id)
+                // Set after the observer is built and before the delivery checks `flag` again: either
+                // this deactivates it, or that check (which sees `flag` inactive) stops the delivery.
+                slot.observerFlag.withLock { $0 }?.deactivate()
+            }
         } catch {
             onError(error)
             return NotificationToken(flag: flag, stop: {})

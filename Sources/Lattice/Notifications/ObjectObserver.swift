@@ -52,7 +52,12 @@ final class ObjectObserver<T: Object>: HandleObserver {
 
     func update(_ context: DeliveryContext) {
         guard flag.isActive else { return }
-        if let change = nextChange(context) { block(change) }
+        guard let change = nextChange(context) else { return }
+        // Checked again once the change is computed: the token may have been invalidated meanwhile from
+        // another thread (a queue observer's). `.deleted` ends the observer itself (its flag too) and is
+        // delivered all the same.
+        if case .deleted = change { return block(change) }
+        if flag.isActive { block(change) }
     }
 
     /// The record of the observed object at the handle's view; nil once it was deleted (or re-created).
