@@ -74,7 +74,8 @@ final class OpenedClasses: @unchecked Sendable {
         guard let key = Key(configuration, path: path),
               let opened = registry.withLock({ $0.first { $0.key == key } }),
               let open = opened.env else { return nil }
-        let env = try Environment.acquire(path: path, options: open.options)
+        // Only the environment open now, never a new one (the file may have been closed and deleted since).
+        guard let env = try Environment.acquireOpen(path: path, readOnly: configuration.readOnly) else { return nil }
         // Closed (and opened again) since: the table handles were the old environment's.
         guard env === open else {
             env.release()

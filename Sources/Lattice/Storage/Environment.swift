@@ -73,19 +73,28 @@ final class Environment: @unchecked Sendable {
     /// Returns the shared environment for `path`, opening it on first use.
     static func acquire(path: String, options: EnvironmentOptions) throws -> Environment {
         try registry.withLock { registry in
-            if let env = registry[path] {
-                if env.options.readOnly && !options.readOnly {
-                    throw LatticeError.unsupported(
-                        feature: "Opening '\(path)' read-write while this process has it open read-only")
-                }
-                env.state.withLock { $0.refCount += 1 }
-                return env
-            }
+            if let env = registry[path] { return try env.retained(readOnly: options.readOnly) }
             let env = try Environment(path: path, options: options)
             env.state.withLock { $0.refCount = 1 }
             registry[path] = env
             return env
         }
+    }
+
+    /// The environment this process has open on `path`, with one more reference; nil when none is
+    /// (nothing is opened or created then).
+    static func acquireOpen(path: String, readOnly: Bool) throws -> Environment? {
+        try registry.withLock { registry in try registry[path]?.retained(readOnly: readOnly) }
+    }
+
+    /// This open environment with one more reference, for an open `readOnly` or not (a read-only one
+    /// takes no read-write open). Called under `registry`'s lock.
+    private func retained(readOnly: Bool) throws -> Environment {
+        if options.readOnly && !readOnly {
+            throw LatticeError.unsupported(feature: "Opening '\(path)' read-write while this process has it open read-only")
+        }
+        state.withLock { $0.refCount += 1 }
+        return self
     }
 
     /// Whether any handle in this process has `path` open.
