@@ -12,8 +12,9 @@ public final class NotificationToken: Sendable {
         self.stop = Mutex(stop)
     }
 
-    /// Stops the observer: no callback runs after this returns (from the callback itself: after the
-    /// callback returns). Calling it again does nothing.
+    /// Stops the observer: no callback starts after this returns (from the callback itself: after the
+    /// callback returns). A callback of a queue observer that another thread is already running when this
+    /// is called may still finish. Calling it again does nothing.
     public func invalidate() {
         flag.deactivate()
         let body = stop.withLock { stop -> (@Sendable () -> Void)? in
