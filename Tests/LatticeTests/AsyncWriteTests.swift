@@ -23,14 +23,6 @@ final class AsyncWriteTests: XCTestCase {
 
     private func open(readOnly: Bool = false) throws -> Lattice { try database.open(types, readOnly: readOnly) }
 
-    /// Runs the current run loop until `condition` holds (failing after 20 s).
-    private func spin(_ what: String, file: StaticString = #filePath, line: UInt = #line, until condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(20)
-        while !condition() {
-            if Date() > deadline { XCTFail("timed out waiting for \(what)", file: file, line: line); return }
-            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
-        }
-    }
 
     private func firstError(_ results: [Error?]) -> LatticeError? {
         results.first.flatMap { $0 } as? LatticeError

@@ -44,14 +44,6 @@ final class NotificationTests: XCTestCase {
 
     private func open(readOnly: Bool = false) throws -> Lattice { try database.open(types, readOnly: readOnly) }
 
-    /// Runs the current run loop until `condition` holds (failing after 20 s).
-    private func spin(_ what: String, file: StaticString = #filePath, line: UInt = #line, until condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(20)
-        while !condition() {
-            if Date() > deadline { XCTFail("timed out waiting for \(what)", file: file, line: line); return }
-            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
-        }
-    }
 
     private func addPet(_ lattice: Lattice, _ id: Int, _ name: String, age: Int) throws {
         try lattice.write { _ = try lattice.create(NotePet.self, value: ["id": id, "name": name, "age": age]) }
@@ -1224,11 +1216,7 @@ final class NotificationProcessTests: XCTestCase {
     }
 
     private func spin(_ what: String, until condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(30)
-        while !condition() {
-            if Date() > deadline { XCTFail("timed out waiting for \(what)"); return }
-            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
-        }
+        spin(what, timeout: 30, until: condition)
     }
 
     /// The commit id the notifier wakes observers with is one a snapshot begun right after sees. LMDB's

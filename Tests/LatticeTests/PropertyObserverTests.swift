@@ -26,13 +26,6 @@ final class PropertyObserverTests: XCTestCase {
         database = makeTempDatabase("observe-props")
     }
 
-    private func spin(_ what: String, file: StaticString = #filePath, line: UInt = #line, until condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(20)
-        while !condition() {
-            if Date() > deadline { XCTFail("timed out waiting for \(what)", file: file, line: line); return }
-            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
-        }
-    }
 
     private func seeded() throws -> (Lattice, Lattice, ObservedShelf) {
         let lattice = try database.open(types)

@@ -39,6 +39,17 @@ extension XCTestCase {
         return TempDatabase(url: url)
     }
 
+    /// Runs the current run loop until `condition` holds, failing after `timeout` seconds (deliveries
+    /// on the registering thread come through its run loop).
+    func spin(_ what: String, timeout: TimeInterval = 20, file: StaticString = #filePath, line: UInt = #line,
+              until condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { XCTFail("timed out waiting for \(what)", file: file, line: line); return }
+            RunLoop.current.run(until: Date().addingTimeInterval(0.005))
+        }
+    }
+
     /// Asserts that `expression` throws exactly `expected`.
     func assertLatticeError<T>(_ expression: @autoclosure () throws -> T, _ expected: LatticeError,
                                file: StaticString = #filePath, line: UInt = #line) {
