@@ -489,6 +489,7 @@ final class AsyncWriteTests: XCTestCase {
     func testAnotherThreadsWriteDoesNotBlockTheRunLoop() throws {
         let configuration = database.configuration(types)
         let state = Locked<String>("starting")
+        let release = DispatchSemaphore(value: 0)
         let writer = Thread {
             do {
                 let lattice = try Lattice(configuration: configuration)
@@ -496,8 +497,7 @@ final class AsyncWriteTests: XCTestCase {
                 try lattice.create(AsyncNote.self, value: ["id": 1, "text": "other thread"])
                 state.withLock { $0 = "writing" }
                 // Commits when told (or after 20 s, so that a failed test never leaves the lock held).
-                let deadline = Date().addingTimeInterval(20)
-                while state.withLock({ $0 }) != "commit" && Date() < deadline { usleep(1000) }
+                _ = release.wait(timeout: .now() + 20)
                 try lattice.commitWrite()
                 state.withLock { $0 = "committed" }
             } catch {
@@ -523,7 +523,7 @@ final class AsyncWriteTests: XCTestCase {
         spin("the main queue") { later.withLock { $0 } }
         XCTAssertNil(seen, "the block waits for the lock")
         XCTAssertTrue(lattice.isPerformingAsynchronousWriteOperations)
-        state.withLock { $0 = "commit" }
+        release.signal()
         spin("the completion") { done }
         XCTAssertEqual(seen, ["other thread"])
         XCTAssertEqual(texts(lattice), ["other thread", "async"])
