@@ -670,6 +670,15 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(decoded(encoded("nope"), as: CodecColor.self), .red, "an unknown raw value reads as the first case")
     }
 
+    /// Writes `values` into object 1 of `className` through a dynamic handle (as a newer program would).
+    private func writeDynamically(_ db: TempDatabase, _ className: String, _ values: [String: Any]) throws {
+        let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
+        try dynamic.write {
+            let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: className, forPrimaryKey: 1))
+            for (name, value) in values { object[name] = value }
+        }
+    }
+
     /// A raw value that no case has, stored by a dynamic handle (as a newer program would): an optional
     /// enum reads it as nil, a non-optional one as its first case.
     func testUnknownRawValuesOfEnums() throws {
@@ -678,15 +687,7 @@ final class CodecTests: XCTestCase {
             let typed = try db.open([CodecAllTypes.self])
             try typed.write { _ = try typed.create(CodecAllTypes.self, value: ["id": 1, "color": CodecColor.blue, "optColor": CodecColor.green]) }
         }
-        do {
-            let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
-            try dynamic.write {
-                let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: "CodecAllTypes", forPrimaryKey: 1))
-                object["color"] = "purple"
-                object["optColor"] = "purple"
-                object["optLevel"] = 7
-            }
-        }
+        try writeDynamically(db, "CodecAllTypes", ["color": "purple", "optColor": "purple", "optLevel": 7])
         let lattice = try db.open([CodecAllTypes.self])
         let object = try XCTUnwrap(lattice.object(ofType: CodecAllTypes.self, forPrimaryKey: 1))
         XCTAssertNil(object.optColor, "an optional enum reads a raw value of no case as nil")
@@ -704,15 +705,7 @@ final class CodecTests: XCTestCase {
             let typed = try db.open([CodecIndexedEnums.self])
             try typed.write { for id in 1...2 { _ = try typed.create(CodecIndexedEnums.self, value: ["id": id]) } }
         }
-        do {
-            let dynamic = try Lattice(configuration: .init(fileURL: db.url, dynamicSchema: true))
-            try dynamic.write {
-                let object = try XCTUnwrap(try dynamic.dynamicObject(ofType: "CodecIndexedEnums", forPrimaryKey: 1))
-                object["color"] = "purple"
-                object["optColor"] = "purple"
-                object["level"] = 7
-            }
-        }
+        try writeDynamically(db, "CodecIndexedEnums", ["color": "purple", "optColor": "purple", "level": 7])
         let lattice = try db.open([CodecIndexedEnums.self])
         XCTAssertEqual(lattice.verify(), [], "the entries under the raw values are the ones expected")
         let all = lattice.objects(CodecIndexedEnums.self)
