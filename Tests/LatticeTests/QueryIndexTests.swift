@@ -7,7 +7,7 @@ final class QueryIndexTests: QueryTestCase {
     /// The planner's keys for constants are byte-identical to the keys `store()` writes.
     func testPlannerKeysMatchStoredIndexKeys() throws {
         let info = try lattice.requireClass(QItem.self)
-        let planner = QueryPlanner(info: info, txn: try lattice.readTransaction())
+        let planner = QueryPlanner(info: info, txn: try lattice.readTransaction(), lattice: lattice)
         func check(_ name: String, _ value: Any?, _ scalar: ScalarValue, file: StaticString = #filePath, line: UInt = #line) throws {
             let p = try XCTUnwrap(info.property(named: name))
             var payload: [UInt8] = []

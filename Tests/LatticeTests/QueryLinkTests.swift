@@ -209,8 +209,12 @@ final class QueryLinkTests: LinkQueryTestCase {
     func testExplainShowsLinkAndToManyPredicates() throws {
         try makeSample()
         let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
-        XCTAssertEqual(try people.filter("ANY dogs.name == 'Rex'").explain(), "LPerson: full scan (~3 rows) -> filter ANY dogs.name == 'Rex'")
-        XCTAssertEqual(try dogs.filter("owner.name == 'Ann'").explain(), "LDog: full scan (~4 rows) -> filter owner.name == 'Ann'")
+        // Without an index on the end class, a scan of that class (no larger than four times this one) finds
+        // the end objects, and the backlink table the objects linking to them.
+        XCTAssertEqual(try people.filter("ANY dogs.name == 'Rex'").explain(),
+                       "LPerson: full scan of LDog -> filter name == 'Rex' -> backlinks LPerson.dogs (~4 rows)")
+        XCTAssertEqual(try dogs.filter("owner.name == 'Ann'").explain(),
+                       "LDog: full scan of LPerson -> filter name == 'Ann' -> backlinks LDog.owner (~3 rows)")
         XCTAssertEqual(try people.filter("dogs.@count > 2").explain(), "LPerson: full scan (~3 rows) -> filter dogs.@count > 2")
         XCTAssertEqual(try people.filter("ALL dogs.age < 2").explain(), "LPerson: full scan (~3 rows) -> filter ALL dogs.age < 2")
         XCTAssertEqual(try people.filter("SUBQUERY(dogs, $d, $d.age < 2).@count > 0 AND name != 'x'").explain(),
@@ -224,6 +228,44 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try dogs.filter("owner.age > 35 OR name == 'Stray'")), ["Fido", "Stray"])
         // A comparison that matches nil paths cannot come from an index.
         XCTAssertTrue(try dogs.filter("owner.age IN {30, nil}").explain().contains("full scan"))
+    }
+
+    func testUnindexedEndTermsAreFoundThroughBacklinks() throws {
+        let (ann, bo, cy) = try makeSample()
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)
+        // Two matching dogs in one list, and one dog twice in another: each person is found once.
+        try lattice.write {
+            let rex2 = LDog()
+            rex2.name = "Rex"
+            ann.dogs.append(rex2)
+            cy.dogs.append(objectsIn: [rex2, rex2])
+        }
+        XCTAssertTrue(try people.filter("ANY dogs.name == 'Rex'").explain().contains("-> backlinks LPerson.dogs"))
+        XCTAssertEqual(names(try people.filter("ANY dogs.name == 'Rex'")), ["Ann", "Bo", "Cy"])
+        XCTAssertEqual(try people.filter("ANY dogs.name == 'Rex'").count, 3)
+        XCTAssertEqual(names(try people.filter("ANY dogs.name ==[c] 'rEX' AND age > 25")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try dogs.filter("owner.name BEGINSWITH 'A'")), ["Rex", "Rover"])
+        // Two hops, and an embedded object on the way.
+        XCTAssertEqual(names(try cars.filter("owner.partner.name == 'Ann'")), ["Polo"])
+        XCTAssertEqual(names(try cars.filter("owner.address.city == 'Rome'")), ["Polo"])
+        // The write's own changes are seen before it commits.
+        try lattice.write {
+            bo.name = "Ann"
+            XCTAssertEqual(names(try dogs.filter("owner.name == 'Ann'")), ["Fido", "Rex", "Rover"])
+            ann.name = "Anna"
+            XCTAssertEqual(names(try dogs.filter("owner.name == 'Ann'")), ["Fido"])
+        }
+        XCTAssertEqual(names(try dogs.filter("owner.name == 'Ann'")), ["Fido"])
+        // A larger end class is scanned for a selective term; for one most of its objects pass, each object
+        // here follows its own links instead (through a List, it stops at the first match).
+        try lattice.write {
+            for i in 0..<40 { try lattice.add(LDog(value: ["name": "pup\(i)"])) }
+        }
+        XCTAssertTrue(try people.filter("ANY dogs.name == 'Rex'").explain().contains("-> backlinks LPerson.dogs"))
+        XCTAssertEqual(names(try people.filter("ANY dogs.name == 'Rex'")), ["Ann", "Anna", "Cy"])
+        XCTAssertEqual(try people.filter("ANY dogs.name != 'zzz'").explain(),
+                       "LPerson: full scan (~3 rows) -> filter ANY dogs.name != 'zzz'")
+        XCTAssertEqual(names(try people.filter("ANY dogs.name != 'zzz'")), ["Ann", "Anna", "Cy"])
     }
 
     func testResultsStayLiveThroughLinkChanges() throws {

@@ -89,17 +89,19 @@ struct QueryExecutor {
             out.sort()
             if !scan.objectsDB, let test { out = try matching(out, test, limit: limit) }
             return out
-        case let .backlinks(scan, hops):
+        case let .backlinks(endPlan, hops):
             guard let end = hops.last?.to else { return [] }
-            var keys = Set(try QueryExecutor(info: end, txn: txn, lattice: lattice).keys(QueryPlan(access: .index(scan), residual: nil, estimate: 0)))
+            var keys = try QueryExecutor(info: end, txn: txn, lattice: lattice).keys(endPlan)
             for hop in hops.reversed() {
-                var sources = Set<Int64>()
+                var sources: [Int64] = []
                 for key in keys {
-                    for entry in try lattice.backlinks(of: hop.to, key: key, through: hop.property) { sources.insert(entry.source) }
+                    for entry in try lattice.backlinks(of: hop.to, key: key, through: hop.property) { sources.append(entry.source) }
                 }
-                keys = sources
+                // An object linking to several matches (through a List) is found once.
+                sources.sort()
+                keys = sources.isEmpty ? [] : sources.indices.compactMap { i in i == 0 || sources[i] != sources[i - 1] ? sources[i] : nil }
             }
-            return try test.map { try matching(keys.sorted(), $0, limit: limit) } ?? keys.sorted()
+            return try test.map { try matching(keys, $0, limit: limit) } ?? keys
         case let .union(parts):
             var all = Set<Int64>()
             for part in parts { all.formUnion(try unchecked(part)) }
@@ -119,6 +121,22 @@ struct QueryExecutor {
             }
         }
         return out
+    }
+
+    /// The share of this class's first `rows` records that pass `test`: a guess at the share of all that
+    /// do (half a record's worth when none of them does; 0 for a class with no object).
+    func sampledShare(_ test: @escaping RowTest, rows: Int) throws -> Double {
+        var read = 0, passed = 0
+        try txn.withCursor(info.objectsTable) { cursor in
+            var entry = try cursor.first()
+            while let e = entry, read < rows {
+                read += 1
+                if passes(test, e.value, KeyCodec.int(e.key)) { passed += 1 }
+                entry = try cursor.next()
+            }
+        }
+        try failure.check()
+        return read == 0 ? 0 : max(Double(passed), 0.5) / Double(read)
     }
 
     /// Whether the stored record of `key` passes `test`.

@@ -70,9 +70,10 @@ indirect enum QueryAccess {
     case index(IndexScan)
     /// The union of several plans (an `OR` whose every branch uses an index).
     case union([QueryPlan])
-    /// The objects that reach, through `hops`, an end object found by an index scan of the end class:
-    /// the scan, then the backlink table once per hop (from the last to the first).
-    case backlinks(IndexScan, hops: [ResolvedPath.Hop])
+    /// The objects that reach, through `hops`, an end object the plan of the end class finds (an index
+    /// scan, or a scan of the end class when its term has no index): that plan, then the backlink table
+    /// once per hop (from the last to the first).
+    case backlinks(QueryPlan, hops: [ResolvedPath.Hop])
 }
 
 /// An access path plus the predicate still to check on each candidate record.
@@ -89,8 +90,10 @@ struct QueryPlan {
         case .all: text = "full scan (~\(estimate) rows)"
         case let .index(scan): text = "\(scan.kind) \(scan.text) (~\(estimate) rows)"
         case let .union(parts): text = "union(" + parts.map(\.description).joined(separator: " | ") + ") (~\(estimate) rows)"
-        case let .backlinks(scan, hops):
-            text = "\(scan.kind) \(scan.text) -> backlinks " + hops.reversed().map { "\($0.from.name).\($0.property.name)" }.joined(separator: " -> ")
+        case let .backlinks(end, hops):
+            if case let .index(scan) = end.access { text = "\(scan.kind) \(scan.text)" } else { text = "full scan of \(hops.last?.to.name ?? "")" }
+            if let filter = end.residual { text += " -> filter \(filter.description)" }
+            text += " -> backlinks " + hops.reversed().map { "\($0.from.name).\($0.property.name)" }.joined(separator: " -> ")
                 + " (~\(estimate) rows)"
         }
         if let residual { text += " -> filter \(residual.description)" }

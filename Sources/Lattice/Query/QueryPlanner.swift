@@ -6,6 +6,7 @@ import Foundation
 struct QueryPlanner {
     let info: ClassInfo
     let txn: Transaction
+    let lattice: Lattice
     /// Count the candidates of an access even when there is nothing to choose between (for `explain()`).
     var countAlways = false
 
@@ -65,8 +66,9 @@ struct QueryPlanner {
                     if case .range = s.shape { ranges[ObjectIdentifier(term.property), default: []].append((i, term, s)) }
                 }
             case let .linked(linked):
-                guard let end = linked.hops.last?.to, let s = try QueryPlanner(info: end, txn: txn).scan(for: linked) else { break }
-                candidates.append(Candidate(access: .backlinks(s, hops: linked.hops), consumed: [i], exact: s.exact))
+                if let endPlan = try endPlan(linked) {
+                    candidates.append(Candidate(access: .backlinks(endPlan, hops: linked.hops), consumed: [i], exact: true))
+                }
             case .or:
                 let p = try plan(part)
                 switch p.access {
@@ -106,6 +108,32 @@ struct QueryPlanner {
         }
         let residual: BoundNode? = rest.isEmpty ? nil : rest.count == 1 ? rest[0] : .and(rest)
         return QueryPlan(access: chosen.access, residual: residual, estimate: estimate)
+    }
+
+    /// How to find the end objects of a linked term, when finding them and following their backlinks
+    /// beats testing the path from every object of this class: an index of the end class (the term
+    /// checked again on each candidate when the index is not exact), else a scan of the end class with
+    /// the term when that costs less. Costs are counted in records read in order; a lookup (a link
+    /// followed from an object, or the backlinks of an end object) costs about four. Testing from each
+    /// object reads it and follows its links (through a List, until a match: about one in `share`);
+    /// the scan reads every end object and looks up the backlinks of the matches, `share` of them by the
+    /// first records of the end class.
+    private func endPlan(_ linked: LinkedTerm) throws -> QueryPlan? {
+        guard let end = linked.hops.last?.to else { return nil }
+        let term: BoundNode? = if case let .term(t) = linked.end { .term(t) } else { nil }
+        if let s = try QueryPlanner(info: end, txn: txn, lattice: lattice).scan(for: linked) {
+            return QueryPlan(access: .index(s), residual: s.exact ? nil : term, estimate: 0)
+        }
+        guard let term else { return nil }
+        let endCount = Double(try txn.count(end.objectsTable)), count = Double(try txn.count(info.objectsTable))
+        let share = try QueryExecutor(info: end, txn: txn, lattice: lattice).sampledShare(term.compile(), rows: 64)
+        var fanout = 1.0, lookups = 0.0
+        for hop in linked.hops {
+            if hop.toMany { fanout *= min(max(1, endCount / max(count, 1)), 1 / share) }
+            lookups += fanout
+        }
+        guard endCount * (1 + 4 * share) < count * (1 + 4 * lookups) else { return nil }
+        return QueryPlan(access: .all, residual: term, estimate: Int(endCount))
     }
 
     // MARK: Terms to scans
@@ -368,10 +396,12 @@ struct QueryPlanner {
                 return n <= limit
             }
             return n
-        case let .backlinks(scan, hops):
-            // The end objects found; each usually links back to about one object per hop.
+        case let .backlinks(endPlan, hops):
+            // The end objects found (for a scan of the end class: the objects it reads); each usually links
+            // back to about one object per hop.
             guard let end = hops.last?.to else { return 0 }
-            return try QueryPlanner(info: end, txn: txn).estimate(.index(scan), limit: limit)
+            if case .all = endPlan.access { return endPlan.estimate }
+            return try QueryPlanner(info: end, txn: txn, lattice: lattice).estimate(endPlan.access, limit: limit)
         }
     }
 }

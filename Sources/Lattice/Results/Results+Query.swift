@@ -95,7 +95,7 @@ extension Results {
                 return text + "walk \(kind) \(info.name).\(column.name) \(keys[0].ascending ? "ascending" : "descending") "
                     + "(~\(try txn.count(info.objectsTable)) rows)"
             } else {
-                let planner = QueryPlanner(info: info, txn: txn, countAlways: true)
+                let planner = QueryPlanner(info: info, txn: txn, lattice: lattice, countAlways: true)
                 text += try planner.plan(query.bound).description
                 let fallbacks = planner.hashedIndexFallbacks(query.bound)
                 if !fallbacks.isEmpty { text += QueryPlanner.hashedIndexNote(fallbacks) }

@@ -176,7 +176,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         switch source {
         case .all:
             return lattice.reading("the objects of '\(info.name)'") { txn in
-                let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+                let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(query.bound)
                 let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
                 return try first ? executor.keys(plan, limit: 1).first : executor.lastKey(plan)
             }

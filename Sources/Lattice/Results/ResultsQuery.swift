@@ -113,7 +113,7 @@ extension Results {
             let test = query.bound?.compile()
             return try test.map { test in try base.filter { try executor.matches($0, test) } } ?? base
         }
-        let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+        let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(query.bound)
         return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)
     }
 
@@ -122,7 +122,7 @@ extension Results {
         if case .collection = source { return nil }
         if query.ops.contains(where: \.isDistinct) { return nil }
         if query.bound == nil { return try txn.count(info.objectsTable) }
-        let plan = try QueryPlanner(info: info, txn: txn).plan(query.bound)
+        let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(query.bound)
         if case .none = plan.access { return 0 }
         guard plan.isExactIndexScan, case let .index(scan) = plan.access else { return nil }
         return try QueryExecutor(info: info, txn: txn, lattice: lattice).count(scan)
