@@ -20,6 +20,11 @@ final class ShortcutContact: Object {
     @Persisted var plainFlag = false
 }
 
+final class ShortcutTag: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var uses = 0
+}
+
 /// Answers read from an index without reading every match (the first match of a filter with an
 /// indexed term and others, a count kept while nothing it depends on changes, `TRUEPREDICATE`) must be
 /// what reading every match gives: `Array(results)` is the oracle.
@@ -93,6 +98,43 @@ final class QueryShortcutTests: XCTestCase {
         try check("long strings")
         XCTAssertEqual(Set(try lattice.objects(ShortcutContact.self).distinct(by: ["city"]).map(\.city)).count,
                        try lattice.objects(ShortcutContact.self).distinct(by: ["city"]).count)
+    }
+
+    func testInListsOfPrimaryKeysFindWhatLookupsFind() throws {
+        let db = makeTempDatabase("shortcut-in")
+        var rng = SplitMix64(state: 5)
+        let lattice = try db.open([ShortcutMessage.self, ShortcutTag.self])
+        try fill(lattice, Array(0..<300), &rng)
+        try lattice.write { for i in 0..<300 { try lattice.add(ShortcutTag(value: ["name": "t\(i)", "uses": i])) } }
+        // Unsorted, repeated, missing keys: each object once, as looking each key up finds it.
+        var ids = (0..<400).map { _ in Int(rng.next() % 500) }
+        ids += ids.prefix(50)
+        let expected = Set(ids.filter { lattice.object(ofType: ShortcutMessage.self, forPrimaryKey: $0) != nil })
+        let messages = lattice.objects(ShortcutMessage.self)
+        for argument in [ids as Any, ids.map { Optional($0) } + [nil] as Any, ids.map { Int64($0) as Any } as Any, Set(ids) as Any] {
+            XCTAssertEqual(try messages.filter("id IN %@", argument).count, expected.count)
+            XCTAssertEqual(Set(try messages.filter("id IN %@", argument).map(\.id)), expected)
+            let counted = try messages.filter("id IN %@", argument)
+            XCTAssertEqual(counted.count, expected.count)
+            XCTAssertEqual(Array(counted).map(\.id), expected.sorted())
+        }
+        let names = ids.map { "t\($0)" }
+        let found = Set(names.filter { lattice.object(ofType: ShortcutTag.self, forPrimaryKey: $0) != nil })
+        let tags = try lattice.objects(ShortcutTag.self).filter("name IN %@", names)
+        XCTAssertEqual(tags.count, found.count)
+        XCTAssertEqual(Set(tags.map(\.name)), found)
+        // Inside a write: an object added and one deleted before it commits.
+        try lattice.write {
+            try lattice.add(ShortcutTag(value: ["name": "t499"]))
+            try lattice.delete(try XCTUnwrap(lattice.object(ofType: ShortcutTag.self, forPrimaryKey: "t0")))
+            let now = found.subtracting(["t0"]).union(names.contains("t499") ? ["t499"] : [])
+            XCTAssertEqual(Set(try lattice.objects(ShortcutTag.self).filter("name IN %@", names).map(\.name)), now)
+            XCTAssertEqual(try lattice.objects(ShortcutTag.self).filter("name IN %@", names).count, now.count)
+        }
+        // A list argument holding something that is no value names it.
+        XCTAssertThrowsError(try messages.filter("id IN %@", [[1, 2]])) { error in
+            XCTAssertTrue("\(error)".contains("single values"), "\(error)")
+        }
     }
 
     func testFirstLastAndCountOfIndexedFiltersFollowEveryChange() throws {

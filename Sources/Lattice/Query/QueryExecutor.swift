@@ -99,7 +99,7 @@ struct QueryExecutor {
                 }
                 // An object linking to several matches (through a List) is found once.
                 sources.sort()
-                keys = sources.isEmpty ? [] : sources.indices.compactMap { i in i == 0 || sources[i] != sources[i - 1] ? sources[i] : nil }
+                keys = sources.removingAdjacentDuplicates()
             }
             return try test.map { try matching(keys, $0, limit: limit) } ?? keys
         case let .union(parts):

@@ -440,10 +440,13 @@ struct QueryParser {
         if let argument, let single = exactScalar(argument) { return .value(single) }
         guard let argument, !isNilValue(argument) else { return .value(.null) }
         let value = unwrapAny(argument)
-        if let single = try scalar(value) { return .value(single) }
-        // Collections are `_Persistable` too, but their value is themselves: take their elements.
+        // An array is told first: the casts of `scalar` to a class would bridge it to an NSArray, element by element.
         let elements: [Any?]
-        if let map = value as? any _MapArgument {
+        if let array = value as? any _ArrayArgument {
+            elements = array.queryElements
+        } else if let single = try scalar(value) {
+            return .value(single)
+        } else if let map = value as? any _MapArgument {
             elements = map.queryValues
         } else if let sequence = value as? any Sequence {
             elements = QueryParser.elements(of: sequence)
@@ -451,6 +454,7 @@ struct QueryParser {
             throw ArgumentError(message: "a value of type \(type(of: value)) cannot be used in a predicate")
         }
         return .list(try elements.map { element in
+            if let element, let single = exactScalar(element) { return .value(single) }
             guard let element, !isNilValue(element) else { return .value(.null) }
             let item = unwrapAny(element)
             guard let single = try scalar(item) else {
@@ -544,6 +548,15 @@ struct QueryParser {
         guard !path.segments.isEmpty else { throw error(column, "'\(text)' is not a valid key path") }
         return path
     }
+}
+
+/// A Swift array given as an argument stands for its elements.
+protocol _ArrayArgument {
+    var queryElements: [Any?] { get }
+}
+
+extension Array: _ArrayArgument {
+    var queryElements: [Any?] { map { $0 as Any? } }
 }
 
 /// A ``Map`` given as an argument stands for its values.

@@ -188,18 +188,20 @@ struct QueryPlanner {
         if txn.isEncrypted && !objectsDB && term.op != .equal && term.op != .in { return .unindexed }
         switch term.op {
         case .equal, .in:
-            // Each key once, in the order written; a set keeps a long `IN` list linear. NaN equals nothing.
+            // Each key once, in key order: the cursor then seeks forward, often within the page it is on.
+            // NaN equals nothing.
             var keys: [[UInt8]] = []
-            var seen = Set<[UInt8]>()
             var exact = true
             for c in term.constants where !c.isNaN {
                 guard let k = key(c, p, optional: optional) else { continue }
                 if !k.clean { exact = false }
-                let stored = hasher.map { $0.hash(k.bytes) } ?? k.bytes
-                // One value (the usual `==`) needs no set.
-                if term.constants.count == 1 || seen.insert(stored).inserted { keys.append(stored) }
+                keys.append(hasher.map { $0.hash(k.bytes) } ?? k.bytes)
             }
             if keys.isEmpty { return .impossible }
+            if keys.count > 1 {
+                keys.sort { a, b in a.withUnsafeBytes { x in b.withUnsafeBytes { x.sortsBefore($0) } } }
+                keys = keys.removingAdjacentDuplicates()
+            }
             return make(.keys(keys), exact: exact, .term(term))
         case .less, .lessOrEqual, .greater, .greaterOrEqual, .between:
             // Ordering never matches nil or NaN.

@@ -122,6 +122,9 @@ extension Results {
         if case .collection = source { return nil }
         if query.ops.contains(where: \.isDistinct) { return nil }
         if query.bound == nil { return try txn.count(info.objectsTable) }
+        // Primary keys listed by `IN`: finding the objects costs what counting them does, and the reading
+        // that usually follows the count reuses them.
+        if case let .term(term)? = query.bound, term.op == .in, term.constants.count > 1, term.property === info.primaryKey { return nil }
         let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(query.bound)
         if case .none = plan.access { return 0 }
         guard plan.isExactIndexScan, case let .index(scan) = plan.access else { return nil }
