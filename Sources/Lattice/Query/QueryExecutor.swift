@@ -93,10 +93,8 @@ struct QueryExecutor {
             guard let end = hops.last?.to else { return [] }
             var keys = try QueryExecutor(info: end, txn: txn, lattice: lattice).keys(endPlan)
             for hop in hops.reversed() {
-                var sources: [Int64] = []
-                for key in keys {
-                    for entry in try lattice.backlinks(of: hop.to, key: key, through: hop.property) { sources.append(entry.source) }
-                }
+                guard let table = hop.to.backlinkTable else { return [] }
+                var sources = try BacklinkTable(table: table).sources(txn, targets: keys, linkID: hop.property.linkID)
                 // An object linking to several matches (through a List) is found once.
                 sources.sort()
                 keys = sources.removingAdjacentDuplicates()

@@ -113,11 +113,11 @@ struct QueryPlanner {
     /// How to find the end objects of a linked term, when finding them and following their backlinks
     /// beats testing the path from every object of this class: an index of the end class (the term
     /// checked again on each candidate when the index is not exact), else a scan of the end class with
-    /// the term when that costs less. Costs are counted in records read in order; a lookup (a link
-    /// followed from an object, or the backlinks of an end object) costs about four. Testing from each
-    /// object reads it and follows its links (through a List, until a match: about one in `share`);
-    /// the scan reads every end object and looks up the backlinks of the matches, `share` of them by the
-    /// first records of the end class.
+    /// the term when that costs less. Costs are counted in records read in order: following a link from
+    /// an object is a random lookup, about four; the backlinks of the matches, looked up in key order
+    /// through one cursor, about one each. Testing from each object reads it and follows its links
+    /// (through a List, until a match: about one in `share`); the scan reads every end object and looks
+    /// up the backlinks of the matches, `share` of them by the first records of the end class.
     private func endPlan(_ linked: LinkedTerm) throws -> QueryPlan? {
         guard let end = linked.hops.last?.to else { return nil }
         let term: BoundNode? = if case let .term(t) = linked.end { .term(t) } else { nil }
@@ -132,7 +132,7 @@ struct QueryPlanner {
             if hop.toMany { fanout *= min(max(1, endCount / max(count, 1)), 1 / share) }
             lookups += fanout
         }
-        guard endCount * (1 + 4 * share) < count * (1 + 4 * lookups) else { return nil }
+        guard endCount * (1 + share) < count * (1 + 4 * lookups) else { return nil }
         return QueryPlan(access: .all, residual: term, estimate: Int(endCount))
     }
 

@@ -72,6 +72,24 @@ struct BacklinkTable {
         }
     }
 
+    /// The sources of the links through `linkID` to each of `targets` (best ascending: the cursor then
+    /// seeks forward, often within the page it is on), target after target.
+    func sources(_ txn: Transaction, targets: [Int64], linkID: UInt32) throws -> [Int64] {
+        try txn.withCursor(table) { cursor in
+            var out: [Int64] = []
+            for target in targets {
+                try KeyCodec.withObjectKey(target, suffix: linkID) { k in
+                    var entry = try cursor.seek(exactly: k)
+                    while let e = entry, let value = BacklinkTable.decodeValue(e.value) {
+                        out.append(value.source)
+                        entry = try cursor.nextDuplicate()
+                    }
+                }
+            }
+            return out
+        }
+    }
+
     /// The first (or last) source of the links to `target` through `linkID`, with its number of links:
     /// one seek and a step per link of that source, whatever the number of links.
     func endEntry(_ txn: Transaction, target: Int64, linkID: UInt32, first: Bool) throws -> Entry? {
