@@ -107,10 +107,10 @@ struct QueryExecutor {
         }
     }
 
-    /// The keys (ascending) whose stored records pass `test`, read through one cursor moving forward:
-    /// keys near each other are found in the run already read instead of by a search from the root each.
-    /// The keys of `keys` (in key order) whose records pass `test`: the first `limit` of them.
-    private func matching(_ keys: [Int64], _ test: RowTest, limit: Int = .max) throws -> [Int64] {
+    /// The keys of `keys` (ascending) whose stored records pass `test`, the first `limit` of them, read
+    /// through one cursor moving forward: keys near each other are found in the run already read instead
+    /// of by a search from the root each.
+    func matching(_ keys: [Int64], _ test: RowTest, limit: Int = .max) throws -> [Int64] {
         var out: [Int64] = []
         try txn.withCursor(info.objectsTable) { cursor in
             for key in keys where out.count < limit {

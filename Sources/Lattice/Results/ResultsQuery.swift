@@ -71,6 +71,12 @@ enum ResultsSource {
     /// The collection's object keys in its order; empty when its owner was deleted.
     func keys(_ lattice: Lattice, _ txn: Transaction) throws -> [Int64]? {
         guard case let .collection(owner, path) = self, let ownerInfo = path.hops.first?.from else { return nil }
+        // A List of the owner's own: its entries read in place, not copied out one by one (a deleted object's
+        // List is empty). An entry that holds no object takes the general path, which passes over it.
+        if path.hops.count == 1, case .list = path.hops[0].kind,
+           let listed = try ListStore(lattice: lattice, property: path.hops[0].property, owner: owner._key).objectKeys() {
+            return listed
+        }
         let context = RowContext(txn: txn, lattice: lattice, key: owner._key, failure: RowFailure())
         var keys: [Int64] = []
         _ = context.record(ownerInfo, owner._key) { view in
@@ -109,9 +115,13 @@ extension Results {
     /// The keys the filter leaves, before sorting and distinct: in the collection's order, or ascending.
     func unorderedKeys(_ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
         if let base = try source.keys(lattice, txn) {
-            let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
-            let test = query.bound?.compile()
-            return try test.map { test in try base.filter { try executor.matches($0, test) } } ?? base
+            guard let test = query.bound?.compile() else { return base }
+            // The distinct keys checked in key order, through one cursor moving forward; the collection's
+            // order (and repeats) kept.
+            var ascending = base.sorted().removingAdjacentDuplicates()
+            ascending = try QueryExecutor(info: info, txn: txn, lattice: lattice).matching(ascending, test)
+            let passed = Set(ascending)
+            return base.filter(passed.contains)
         }
         let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(query.bound)
         return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)
