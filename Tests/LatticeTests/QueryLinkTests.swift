@@ -268,6 +268,26 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try people.filter("ANY dogs.name != 'zzz'")), ["Ann", "Anna", "Cy"])
     }
 
+    func testLinkingObjectsPathsAreFoundThroughTheLinksOfTheEndObjects() throws {
+        let (ann, _, _) = try makeSample()
+        let people = lattice.objects(LPerson.self), dogs = lattice.objects(LDog.self)
+        // `walkers` is who lists the dog (LPerson.dogs); `cars` what names the person as owner (LCar.owner).
+        XCTAssertTrue(try dogs.filter("ANY walkers.name == 'Ann'").explain().contains("full scan of LPerson"))
+        XCTAssertEqual(names(try dogs.filter("ANY walkers.name == 'Ann'")), ["Rex", "Rover"])
+        XCTAssertEqual(names(try dogs.filter("ANY walkers.name BEGINSWITH 'B'")), ["Fido", "Rex"])
+        XCTAssertTrue(try dogs.filter("ANY walkers.age > 35").explain().contains("index range LPerson.age"))
+        XCTAssertEqual(names(try dogs.filter("ANY walkers.age > 35")), ["Fido", "Rex"])
+        XCTAssertEqual(names(try people.filter("ANY cars.model == 'Polo'")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("ANY cars.model == 'Polo' OR ANY dogs.name == 'Rover'")), ["Ann", "Bo"])
+        // Listed twice, found once; a change inside a write is seen before it commits.
+        try lattice.write {
+            ann.dogs.append(ann.dogs[0])
+            XCTAssertEqual(try dogs.filter("ANY walkers.name == 'Ann'").count, 2)
+            ann.dogs.removeAll()
+            XCTAssertEqual(names(try dogs.filter("ANY walkers.name == 'Ann'")), [])
+        }
+    }
+
     func testResultsStayLiveThroughLinkChanges() throws {
         let (ann, bo, _) = try makeSample()
         let dogs = try lattice.objects(LDog.self).filter("owner.name == 'Ann'")

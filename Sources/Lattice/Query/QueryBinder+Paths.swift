@@ -174,10 +174,7 @@ extension QueryBinder {
         let text = { "\(prefix)\(path) \(op.rawValue)\(options.suffix) \(QueryBinder.describe(op, literals))" }
         let test = QueryBinder.quantified(resolved, resolved.toMany ? quantifier : nil, leafTest)
         // The backlink table knows no Map keys: a path through `map['key']` is tested per candidate.
-        let backlinked = resolved.hops.allSatisfy { hop in
-            if case .backlinks = hop.kind { return false }
-            return hop.mapKey == nil
-        }
+        let backlinked = resolved.hops.allSatisfy { $0.mapKey == nil }
         if let endTerm, quantifier == .any, backlinked, !resolved.hops.isEmpty, !QueryBinder.brokenMatches(resolved, op, literals) {
             return .linked(LinkedTerm(hops: resolved.hops, end: endTerm, describe: text, test: test))
         }

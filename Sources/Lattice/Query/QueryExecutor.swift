@@ -93,8 +93,15 @@ struct QueryExecutor {
             guard let end = hops.last?.to else { return [] }
             var keys = try QueryExecutor(info: end, txn: txn, lattice: lattice).keys(endPlan)
             for hop in hops.reversed() {
-                guard let table = hop.to.backlinkTable else { return [] }
-                var sources = try BacklinkTable(table: table).sources(txn, targets: keys, linkID: hop.property.linkID)
+                var sources: [Int64]
+                if case .backlinks = hop.kind {
+                    // A LinkingObjects hop, read backwards: the links of the objects found.
+                    sources = ResolvedPath.origins(of: hop, keys, context(0))
+                    try failure.check()
+                } else {
+                    guard let table = hop.to.backlinkTable else { return [] }
+                    sources = try BacklinkTable(table: table).sources(txn, targets: keys, linkID: hop.property.linkID)
+                }
                 // An object linking to several matches (through a List) is found once.
                 sources.sort()
                 keys = sources.removingAdjacentDuplicates()

@@ -140,6 +140,32 @@ struct ResolvedPath {
         }
     }
 
+    /// The objects of `hop.from` linked from the objects `keys` of `hop.to` through the origin property of
+    /// a LinkingObjects hop (`hop` read backwards: the links themselves, not the backlink table).
+    static func origins(of hop: Hop, _ keys: [Int64], _ context: RowContext) -> [Int64] {
+        guard case let .backlinks(origin) = hop.kind else { return [] }
+        let kind: Hop.Kind = switch origin.property.collection {
+        case .list?: .list
+        case .set?: .set
+        case .map?: .map
+        case nil: .link
+        }
+        let forward = Hop(property: origin, from: hop.to, to: hop.from, kind: kind)
+        let path = ResolvedPath(hops: [forward], end: .objects, endClass: hop.from, text: "")
+        var out: [Int64] = []
+        for key in keys {
+            // A List's entries are read in place (an entry without an object takes the general way).
+            if case .list = kind,
+               let listed = context.attempt(nil, { try ListStore(lattice: context.lattice, property: origin, owner: key).objectKeys() }) {
+                out += listed
+                continue
+            }
+            let reached = context.record(hop.to, key) { path.follow(forward, key: key, view: $0, context) } ?? []
+            out += reached.compactMap { $0 }
+        }
+        return out
+    }
+
     /// The keys one hop leads to from the object `key` whose record is `view` (nil: a nil link).
     private func follow(_ hop: Hop, key: Int64, view: RecordView, _ context: RowContext) -> [Int64?] {
         switch hop.kind {
