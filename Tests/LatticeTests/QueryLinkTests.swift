@@ -279,6 +279,7 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try dogs.filter("ANY walkers.age > 35")), ["Fido", "Rex"])
         XCTAssertEqual(names(try people.filter("ANY cars.model == 'Polo'")), ["Bo"])
         XCTAssertEqual(names(try people.filter("ANY cars.model == 'Polo' OR ANY dogs.name == 'Rover'")), ["Ann", "Bo"])
+        XCTAssertEqual(names(try dogs.filter("ANY walkers == %@", ann)), ["Rex", "Rover"])
         // Listed twice, found once; a change inside a write is seen before it commits.
         try lattice.write {
             ann.dogs.append(ann.dogs[0])
