@@ -55,25 +55,9 @@ struct BacklinkTable {
         }
     }
 
-    /// The source of every link to `target` through `linkID`, in source order (a source linking k times
-    /// appears k times).
-    func sources(_ txn: Transaction, target: Int64, linkID: UInt32) throws -> [Int64] {
-        try KeyCodec.withObjectKey(target, suffix: linkID) { k in
-            try txn.withCursor(table) { cursor in
-                var out: [Int64] = []
-                var entry = try cursor.seek(exactly: k)
-                if entry != nil { out.reserveCapacity(try cursor.duplicateCount()) }
-                while let e = entry, let value = BacklinkTable.decodeValue(e.value) {
-                    out.append(value.source)
-                    entry = try cursor.nextDuplicate()
-                }
-                return out
-            }
-        }
-    }
-
     /// The sources of the links through `linkID` to each of `targets` (best ascending: the cursor then
-    /// seeks forward, often within the page it is on), target after target.
+    /// seeks forward, often within the page it is on), target after target, each in source order (a
+    /// source linking k times appears k times).
     func sources(_ txn: Transaction, targets: [Int64], linkID: UInt32) throws -> [Int64] {
         try txn.withCursor(table) { cursor in
             var out: [Int64] = []
