@@ -117,13 +117,13 @@ struct ResolvedPath {
             case let .values(column):
                 guard let key else { more = true; break }
                 var goOn = true
-                for payload in elements(of: column.property, owner: key, context) where goOn {
+                for payload in ResolvedPath.elements(of: column.property, owner: key, context) where goOn {
                     goOn = ResolvedPath.withElementRecord(payload) { body(.record($0, key: key), context) } ?? true
                 }
                 more = goOn
             case let .mapValue(column, mapKey):
                 guard let key else { more = body(.broken, context); break }
-                guard let payload = mapPayload(of: column.property, owner: key, at: mapKey, context) else {
+                guard let payload = ResolvedPath.mapPayload(of: column.property, owner: key, at: mapKey, context) else {
                     more = body(.broken, context)
                     break
                 }
@@ -131,7 +131,7 @@ struct ResolvedPath {
             case let .keys(column):
                 guard let key else { more = true; break }
                 var goOn = true
-                for mapKey in mapKeys(of: column.property, owner: key, context) where goOn {
+                for mapKey in ResolvedPath.mapKeys(of: column.property, owner: key, context) where goOn {
                     goOn = ResolvedPath.withElementRecord(Array(mapKey.utf8)) { body(.record($0, key: key), context) } ?? true
                 }
                 more = goOn
@@ -154,13 +154,12 @@ struct ResolvedPath {
         let path = ResolvedPath(hops: [forward], end: .objects, endClass: hop.from, text: "")
         var out: [Int64] = []
         for key in keys {
-            // A List's entries are read in place (an entry without an object takes the general way).
-            if case .list = kind,
-               let listed = context.attempt(nil, { try ListStore(lattice: context.lattice, property: origin, owner: key).objectKeys() }) {
-                out += listed
-                continue
+            // Only a to-one link is read from the object's record.
+            let reached = if case .link = kind {
+                context.record(hop.to, key) { path.follow(forward, key: key, view: $0, context) } ?? []
+            } else {
+                targets(of: forward, from: key, context)
             }
-            let reached = context.record(hop.to, key) { path.follow(forward, key: key, view: $0, context) } ?? []
             out += reached.compactMap { $0 }
         }
         return out
@@ -168,13 +167,28 @@ struct ResolvedPath {
 
     /// The keys one hop leads to from the object `key` whose record is `view` (nil: a nil link).
     private func follow(_ hop: Hop, key: Int64, view: RecordView, _ context: RowContext) -> [Int64?] {
+        if case .link = hop.kind {
+            return [view.payload(hop.property.column).flatMap { $0.isEmpty ? nil : Int64._latticeDecode($0) }]
+        }
+        return ResolvedPath.targets(of: hop, from: key, context)
+    }
+
+    /// The keys a hop through a collection or LinkingObjects leads to from the object `key` (nil: a nil
+    /// link); none of them reads the object's record (a to-one link does: `follow`).
+    static func targets(of hop: Hop, from key: Int64, _ context: RowContext) -> [Int64?] {
         switch hop.kind {
         case .link:
-            return [view.payload(hop.property.column).flatMap { $0.isEmpty ? nil : Int64._latticeDecode($0) }]
+            return []
         case .map where hop.mapKey != nil:
             let payload = hop.mapKey.flatMap { mapPayload(of: hop.property, owner: key, at: $0, context) }
             return [payload.flatMap { $0.isEmpty ? nil : $0.withUnsafeBytes { Int64._latticeDecode($0) } }]
-        case .list, .set, .map:
+        case .list:
+            // The entries read in place, not copied out one by one (unless one holds no object).
+            if let keys = context.attempt(nil, { try ListStore(lattice: context.lattice, property: hop.property, owner: key).objectKeys() }) {
+                return keys.map(Optional.some)
+            }
+            fallthrough
+        case .set, .map:
             return elements(of: hop.property, owner: key, context).map { payload in
                 payload.withUnsafeBytes { $0.isEmpty ? nil : Int64._latticeDecode($0) }
             }
@@ -187,7 +201,7 @@ struct ResolvedPath {
     }
 
     /// The element payloads of a collection property of the object `owner` (List order; Map values in key order).
-    private func elements(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [[UInt8]] {
+    private static func elements(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [[UInt8]] {
         context.attempt([]) {
             switch property.property.collection {
             case .list?: return try context.lattice.listPayloads(property, owner: owner)
@@ -199,13 +213,13 @@ struct ResolvedPath {
     }
 
     /// The payload at `mapKey` of a Map property of the object `owner`; nil when the key is missing.
-    private func mapPayload(of property: PropertyInfo, owner: Int64, at mapKey: String, _ context: RowContext) -> [UInt8]? {
+    private static func mapPayload(of property: PropertyInfo, owner: Int64, at mapKey: String, _ context: RowContext) -> [UInt8]? {
         guard let table = property.collectionTable else { return nil }
         return context.attempt(nil) { try MapTable(table: table, owner: owner).payload(context.lattice.readTransaction(), for: mapKey) }
     }
 
     /// The keys of a Map property of the object `owner`, in key order.
-    private func mapKeys(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [String] {
+    private static func mapKeys(of property: PropertyInfo, owner: Int64, _ context: RowContext) -> [String] {
         guard let table = property.collectionTable else { return [] }
         return context.attempt([]) { try MapTable(table: table, owner: owner).entries(context.lattice.readTransaction()).map(\.key) }
     }

@@ -71,13 +71,14 @@ enum ResultsSource {
     /// The collection's object keys in its order; empty when its owner was deleted.
     func keys(_ lattice: Lattice, _ txn: Transaction) throws -> [Int64]? {
         guard case let .collection(owner, path) = self, let ownerInfo = path.hops.first?.from else { return nil }
-        // A List of the owner's own: its entries read in place, not copied out one by one (a deleted object's
-        // List is empty). An entry that holds no object takes the general path, which passes over it.
-        if path.hops.count == 1, case .list = path.hops[0].kind,
-           let listed = try ListStore(lattice: lattice, property: path.hops[0].property, owner: owner._key).objectKeys() {
-            return listed
-        }
         let context = RowContext(txn: txn, lattice: lattice, key: owner._key, failure: RowFailure())
+        // A collection or LinkingObjects of the owner's own needs no record of it (a deleted object's
+        // collections are empty, and nothing links to it).
+        if path.hops.count == 1, path.hops[0].toMany {
+            let keys = ResolvedPath.targets(of: path.hops[0], from: owner._key, context).compactMap { $0 }
+            try context.failure.check()
+            return keys
+        }
         var keys: [Int64] = []
         _ = context.record(ownerInfo, owner._key) { view in
             path.forEachLeaf(view, context) { leaf, _ in
