@@ -269,6 +269,46 @@ final class QueryResultsTests: QueryTestCase {
         XCTAssertTrue(try tags.filter("name ==[c] 'strasse'").explain().contains("case-insensitive index seek QTag.name"))
     }
 
+    /// Scans compare string bytes in place and lowercase ASCII rows without making a String (eight bytes at
+    /// a time): every operator has to agree with Foundation's folding, at the letters' edges ('@' 'A' 'Z'
+    /// '[' and '`' 'a' 'z' '{'), at every length around a word of eight, and when a non-ASCII character
+    /// sends the row to the full folding.
+    func testStringOperatorsOnScannedRowsAgreeWithFoundation() throws {
+        let alphabet = Array("@AZ[`az{mM 0"), wide: [Character] = ["É", "ß", "Σ"]
+        var rng = SystemRandomNumberGenerator()
+        var notes: [String?] = [nil, ""]
+        for length in 1...19 {
+            for _ in 0..<6 { notes.append(String((0..<length).map { _ in alphabet.randomElement(using: &rng)! })) }
+            var withWide = Array(notes.last!!)
+            withWide[Int.random(in: 0..<length, using: &rng)] = wide.randomElement(using: &rng)!
+            notes.append(String(withWide))
+        }
+        try lattice.write {
+            for (i, note) in notes.enumerated() { try lattice.add(QTag(value: ["name": "t\(i)", "rank": i, "note": note as Any])) }
+        }
+        let tags = lattice.objects(QTag.self)
+        func fold(_ s: String, _ c: Bool) -> String { c ? s.folding(options: .caseInsensitive, locale: nil) : s }
+        let checks: [(String, (String, String) -> Bool)] = [
+            ("==", { $0 == $1 }), ("BEGINSWITH", { $0.utf8.starts(with: $1.utf8) }),
+            ("ENDSWITH", { $0.utf8.reversed().starts(with: $1.utf8.reversed()) }),
+            ("CONTAINS", { $1.isEmpty || $0.range(of: $1, options: .literal) != nil }),
+            ("<", { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }),
+        ]
+        let patterns = ["", "a", "A", "z", "[", "`", "@", "{", "az", "AZ[", "m M", "Mm", "zzzzzzzzz", "É", "é", "ss", "σ",
+                        "@az[`AZ{mM 0", notes[40]!, notes[90]!.uppercased()]
+        for pattern in patterns {
+            for caseInsensitive in [false, true] {
+                for (op, holds) in checks {
+                    let predicate = "note \(op)\(caseInsensitive ? "[c]" : "") %@"
+                    let expected = notes.indices.filter { i in
+                        notes[i].map { holds(fold($0, caseInsensitive), fold(pattern, caseInsensitive)) } ?? false
+                    }
+                    XCTAssertEqual(try tags.filter(predicate, pattern).map(\.rank).sorted(), expected, "\(predicate) with '\(pattern)'")
+                }
+            }
+        }
+    }
+
     func testClassNotInSchemaGivesEmptyResults() throws {
         final class Stranger: Object { @Persisted var x = 0 }
         let results = try lattice.objects(Stranger.self).filter("x == 1")

@@ -6,7 +6,9 @@ import Foundation
 struct RowContext {
     let txn: Transaction
     let lattice: Lattice
-    let key: Int64
+    /// The object whose record is tested (a scan sets it row by row on one context, so that the references
+    /// above are not retained and released for every row).
+    var key: Int64
     /// Where tests record a read failure (they cannot throw); the executor throws it.
     let failure: RowFailure
 }
@@ -386,9 +388,7 @@ struct QueryBinder {
             if optional && raw.isEmpty { return nilResult }
             let s = marker ? UnsafeRawBufferPointer(rebasing: raw.dropFirst()) : raw
             if !folding { return match(s) }
-            var folded = CaseFolding.fold(String(decoding: s, as: UTF8.self), caseInsensitive: caseInsensitive,
-                                          diacriticInsensitive: diacriticInsensitive)
-            return folded.withUTF8 { match(UnsafeRawBufferPointer($0)) }
+            return CaseFolding.withFolded(s, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive, match)
         }
     }
 

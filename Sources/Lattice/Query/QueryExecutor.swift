@@ -26,10 +26,11 @@ struct QueryExecutor {
         let test = plan.residual?.compile()
         var found: Int64?
         try txn.withCursor(info.objectsTable) { cursor in
+            var row = context(0)
             var entry = try cursor.last()
             while let e = entry {
-                let key = KeyCodec.int(e.key)
-                if passes(test, e.value, key) { found = key; return }
+                row.key = KeyCodec.int(e.key)
+                if passes(test, e.value, row) { found = row.key; return }
                 entry = try cursor.previous()
             }
         }
@@ -39,9 +40,12 @@ struct QueryExecutor {
 
     private func context(_ key: Int64) -> RowContext { RowContext(txn: txn, lattice: lattice, key: key, failure: failure) }
 
-    /// Whether the record `value` of `key` passes `test` (no test: every record does).
-    private func passes(_ test: RowTest?, _ value: UnsafeRawBufferPointer, _ key: Int64) -> Bool {
-        test.map { t in RecordView(value).map { t($0, context(key)) } ?? false } ?? true
+    /// Whether the record `value` of `row.key` passes `test` (no test: every record does).
+    @inline(__always)
+    private func passes(_ test: RowTest?, _ value: UnsafeRawBufferPointer, _ row: RowContext) -> Bool {
+        guard let test else { return true }
+        guard let view = RecordView(value) else { return false }
+        return test(view, row)
     }
 
     private func unchecked(_ plan: QueryPlan, limit: Int = .max) throws -> [Int64] {
@@ -52,10 +56,11 @@ struct QueryExecutor {
         case .all:
             var out: [Int64] = []
             try txn.withCursor(info.objectsTable) { cursor in
+                var row = context(0)
                 var entry = try cursor.first()
                 while let e = entry, out.count < limit {
-                    let key = KeyCodec.int(e.key)
-                    if passes(test, e.value, key) { out.append(key) }
+                    row.key = KeyCodec.int(e.key)
+                    if passes(test, e.value, row) { out.append(row.key) }
                     entry = try cursor.next()
                 }
             }
@@ -72,11 +77,12 @@ struct QueryExecutor {
             // A range or prefix of the objects table is walked in key order: its first matches are the first.
             var inKeyOrder = scan.objectsDB
             if case .keys = scan.shape { inKeyOrder = false }
+            var row = context(0)
             try QueryExecutor.walkKeys(scan, txn) { cursor in
                 if scan.objectsDB {
                     guard let e = try cursor.current() else { return true }
-                    let key = KeyCodec.int(e.key)
-                    if passes(test, e.value, key) { out.append(key) }
+                    row.key = KeyCodec.int(e.key)
+                    if passes(test, e.value, row) { out.append(row.key) }
                     return !inKeyOrder || out.count < limit
                 }
                 var entry = try cursor.current()
@@ -117,12 +123,14 @@ struct QueryExecutor {
     /// The keys of `keys` (ascending) whose stored records pass `test`, the first `limit` of them, read
     /// through one cursor moving forward: keys near each other are found in the run already read instead
     /// of by a search from the root each.
-    func matching(_ keys: [Int64], _ test: RowTest, limit: Int = .max) throws -> [Int64] {
+    func matching(_ keys: [Int64], _ test: @escaping RowTest, limit: Int = .max) throws -> [Int64] {
         var out: [Int64] = []
         try txn.withCursor(info.objectsTable) { cursor in
+            var row = context(0)
             for key in keys where out.count < limit {
                 let entry = try KeyCodec.withObjectKey(key) { try cursor.seek(exactly: $0) }
-                if let view = entry.flatMap({ RecordView($0.value) }), test(view, context(key)) { out.append(key) }
+                row.key = key
+                if let e = entry, passes(test, e.value, row) { out.append(key) }
             }
         }
         return out
@@ -133,10 +141,12 @@ struct QueryExecutor {
     func sampledShare(_ test: @escaping RowTest, rows: Int) throws -> Double {
         var read = 0, passed = 0
         try txn.withCursor(info.objectsTable) { cursor in
+            var row = context(0)
             var entry = try cursor.first()
             while let e = entry, read < rows {
                 read += 1
-                if passes(test, e.value, KeyCodec.int(e.key)) { passed += 1 }
+                row.key = KeyCodec.int(e.key)
+                if passes(test, e.value, row) { passed += 1 }
                 entry = try cursor.next()
             }
         }

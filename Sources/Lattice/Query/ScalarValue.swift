@@ -144,28 +144,37 @@ func compareBytes<A: Collection, B: Collection>(_ x: A, _ y: B) -> Int where A.E
 /// Byte-level string operators (UTF-8, so Unicode scalar semantics) and `LIKE`.
 enum ByteMatching {
     static func hasPrefix(_ s: UnsafeRawBufferPointer, _ p: [UInt8]) -> Bool {
-        s.count >= p.count && zip(s, p).allSatisfy { $0 == $1 }
+        s.count >= p.count && equal(s.baseAddress, p)
     }
 
     static func hasSuffix(_ s: UnsafeRawBufferPointer, _ p: [UInt8]) -> Bool {
-        s.count >= p.count && zip(s[(s.count - p.count)...], p).allSatisfy { $0 == $1 }
+        s.count >= p.count && equal(s.baseAddress.map { $0 + (s.count - p.count) }, p)
     }
 
+    /// Whether `p` occurs in `s`: `memchr` finds each candidate of the first byte (a vectorized scan),
+    /// `memcmp` checks the rest.
     static func contains(_ s: UnsafeRawBufferPointer, _ p: [UInt8]) -> Bool {
         if p.isEmpty { return true }
-        if s.count < p.count { return false }
-        let first = p[0]
-        var i = 0
-        let last = s.count - p.count
-        while i <= last {
-            if s[i] == first {
-                var j = 1
-                while j < p.count && s[i + j] == p[j] { j += 1 }
-                if j == p.count { return true }
+        guard s.count >= p.count, let base = s.baseAddress else { return false }
+        return p.withUnsafeBytes { p in
+            guard let pattern = p.baseAddress else { return true }
+            let first = Int32(p[0]), rest = p.count - 1
+            // The last position the pattern can start at, plus one.
+            let end = base + (s.count - rest)
+            var at = base
+            while at < end, let hit = memchr(at, first, end - at) {
+                if rest == 0 || memcmp(hit + 1, pattern + 1, rest) == 0 { return true }
+                at = UnsafeRawPointer(hit) + 1
             }
-            i += 1
+            return false
         }
-        return false
+    }
+
+    /// Whether the `p.count` bytes at `start` are `p` (an empty `p` matches anything, even no bytes).
+    private static func equal(_ start: UnsafeRawPointer?, _ p: [UInt8]) -> Bool {
+        guard !p.isEmpty else { return true }
+        guard let start else { return false }
+        return p.withUnsafeBytes { q in q.baseAddress.map { memcmp(start, $0, q.count) == 0 } ?? true }
     }
 
     /// `LIKE`: `?` matches one Unicode scalar, `*` any run (greedy with backtracking to the last `*`).

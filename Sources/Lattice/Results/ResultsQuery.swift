@@ -258,6 +258,7 @@ enum ResultsOrdering {
             guard let view else { return values.append(contentsOf: repeatElement(.null, count: paths.count)) }
             for path in paths { values.append(path.value(view, context)) }
         }
+        var row = RowContext(txn: txn, lattice: lattice, key: 0, failure: failure)
         if paths.allSatisfy(\.hops.isEmpty) {
             // The objects' own properties: one cursor walk (keys usually ascend: a class, an index's
             // matches), not one lookup per key.
@@ -266,13 +267,14 @@ enum ResultsOrdering {
                 for key in keys {
                     let record = try ObjectTable.record(&cursor, key: key, after: previous)
                     previous = record == nil ? nil : key
-                    append(record.flatMap(RecordView.init), RowContext(txn: txn, lattice: lattice, key: key, failure: failure))
+                    row.key = key
+                    append(record.flatMap(RecordView.init), row)
                 }
             }
         } else {
             for key in keys {
-                let context = RowContext(txn: txn, lattice: lattice, key: key, failure: failure)
-                if context.record(info, key, { append($0, context) }) == nil { append(nil, context) }
+                row.key = key
+                if row.record(info, key, { append($0, row) }) == nil { append(nil, row) }
             }
         }
         try failure.check()
