@@ -305,6 +305,22 @@ final class CreateNestedTests: XCTestCase {
                                    .wrongType(className: "CNPet", property: "age", expected: "Int", found: "String"))
                 assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "pet": ["id": 8, "colour": "red"]], update: .modified),
                                    .unknownProperty(className: "CNPet", property: "colour"))
+                // The existing object's own values are checked before a new nested object is added.
+                let newPet: [String: Any] = ["id": 9, "name": "New"]
+                assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "pet": newPet, "name": 5], update: .modified),
+                                   .wrongType(className: "CNOwner", property: "name", expected: "String", found: "Int"))
+                assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "pets": [newPet], "name": NSNull()], update: .all),
+                                   .missingValue(className: "CNOwner", property: "name"))
+                assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "friends": [newPet], "pet": 3], update: .modified),
+                                   .wrongType(className: "CNOwner", property: "pet", expected: "CNPet?", found: "Int"))
+                assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "pet": newPet, "tags": 3], update: .modified),
+                                   .wrongType(className: "CNOwner", property: "tags", expected: "List<String>", found: "Int"))
+                assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "pet": newPet, "nickname": "Z"], update: .modified),
+                                   .unknownProperty(className: "CNOwner", property: "nickname"))
+                let limit = 16 * 1024 * 1024
+                assertLatticeError(try lattice.create(CNOwner.self, value: ["id": 1, "pet": newPet, "name": String(repeating: "x", count: limit + 1)],
+                                                      update: .modified),
+                                   .valueTooLarge(className: "CNOwner", property: "name", size: limit + 1, limit: limit))
             }
         }
         let lattice = try db.open(types)

@@ -36,39 +36,54 @@ extension Lattice {
         return object
     }
 
-    /// Writes `values` (checked, links and elements already objects) into the existing object `object`.
-    /// With `countingEqual`, every property given counts as changed for observers even where its value
-    /// is the stored one (a property set, `update: .all`, as in Realm); otherwise only the values that
-    /// differ (`update: .modified`).
-    fileprivate func update(_ object: Object, _ info: ClassInfo, with values: [String: Any], countingEqual: Bool) throws {
-        let txn = try requireWrite("create(_:value:update:)")
-        guard let old = try fetchRecord(info, key: object._key) else { throw LatticeError.objectInvalidated(className: info.name) }
-        var payloads: [Int: [UInt8]] = [:]
-        var collections: [(PropertyInfo, any _Persistable)] = []
+    /// Checks `values` (links and elements already objects) for an update of a stored object of `info`:
+    /// names, nil for required properties, types and sizes, all before anything is written. Scalar values
+    /// come back encoded; links and collections are resolved when the update is written.
+    fileprivate func checkedUpdate(_ info: ClassInfo, _ values: [String: Any]) throws -> CheckedUpdate {
+        var checked = CheckedUpdate()
+        checked.payloads.reserveCapacity(values.count)
+        let dynamic = info.type is DynamicObject.Type
         for (name, value) in values {
             guard let p = info.property(named: name) else { throw LatticeError.unknownProperty(className: info.name, property: name) }
+            // A dynamic class's values are checked as its unmanaged objects check them (schema type names).
+            if dynamic { try DynamicObject.check(value, for: p, in: info) }
             if p.property.collection != nil {
                 guard let collection = p.valueType.castAny(value) else { throw Lattice.wrongType(info.name, p.property, p.valueType, value) }
-                collections.append((p, collection))
+                checked.collections.append((p, collection))
                 continue
             }
-            if isNilValue(value) && !p.property.isOptional { throw LatticeError.missingValue(className: info.name, property: name) }
-            var payload: [UInt8] = []
+            let isNil = isNilValue(value)
+            if isNil && !p.property.isOptional { throw LatticeError.missingValue(className: info.name, property: name) }
             if p.isLink {
-                let oldKey = old.withBytes { RecordView($0)?.payload(p.column).flatMap(linkedKey) }
-                let embedded = p.target?.schema.isEmbedded == true
-                var newKey: Int64?
-                if let target = objectValue(unwrapAny(value)) {
-                    // An embedded object updated in place stays in its slot; anything else is linked (added when new).
-                    newKey = embedded && target._lattice != nil && target._key == oldKey ? oldKey : try linkTarget(target)
-                } else if !isNilValue(value) {
-                    throw Lattice.wrongType(info.name, p.property, p.valueType, value)
-                }
-                if let newKey { Varint.append(Varint.zigzag(newKey), to: &payload) }
-            } else {
-                guard p.valueType.encodeAny(value, into: &payload) else { throw Lattice.wrongType(info.name, p.property, p.valueType, value) }
+                let target = isNil ? nil : objectValue(unwrapAny(value))
+                if !isNil && target == nil { throw Lattice.wrongType(info.name, p.property, p.valueType, value) }
+                checked.links.append((p, target))
+                continue
             }
+            var payload: [UInt8] = []
+            guard p.valueType.encodeAny(value, into: &payload) else { throw Lattice.wrongType(info.name, p.property, p.valueType, value) }
             try checkSize(info, p, size: payload.count)
+            checked.payloads[p.column] = payload
+        }
+        return checked
+    }
+
+    /// Writes a checked update into the existing object `object`. With `countingEqual`, every property
+    /// given counts as changed for observers even where its value is the stored one (a property set,
+    /// `update: .all`, as in Realm); otherwise only the values that differ (`update: .modified`).
+    fileprivate func update(_ object: Object, _ info: ClassInfo, with checked: CheckedUpdate, countingEqual: Bool) throws {
+        let txn = try requireWrite("create(_:value:update:)")
+        guard let old = try fetchRecord(info, key: object._key) else { throw LatticeError.objectInvalidated(className: info.name) }
+        var payloads = checked.payloads
+        for (p, target) in checked.links {
+            var payload: [UInt8] = []
+            if let target {
+                let oldKey = old.withBytes { RecordView($0)?.payload(p.column).flatMap(linkedKey) }
+                // An embedded object updated in place stays in its slot; anything else is linked (added when new).
+                let embedded = p.target?.schema.isEmbedded == true
+                let newKey = embedded && target._lattice != nil && target._key == oldKey ? oldKey : try linkTarget(target)
+                if let newKey { Varint.append(Varint.zigzag(newKey), to: &payload) }
+            }
             payloads[p.column] = payload
         }
         let record = old.withBytes { replacing(RecordView($0), in: info, with: payloads) }
@@ -76,7 +91,7 @@ extension Lattice {
             ? payloads.keys.reduce(UInt64(0)) { $1 == info.primaryKey?.column ? $0 : $0 | ChangeSet.columnBit($1) } : nil
         // Replaced embedded objects go with their slots.
         try store(info, key: object._key, record: record, old: old, txn, changed: given)
-        for (p, collection) in collections { try collection._latticeDidAdd(object, column: p.column, replacing: true) }
+        for (p, collection) in checked.collections { try collection._latticeDidAdd(object, column: p.column, replacing: true) }
     }
 
     /// Sets properties of the managed object `object` from values as `create` takes them (nested values
@@ -231,8 +246,14 @@ private final class ObjectBuilder {
     /// The object each source object became (a graph with cycles is copied once), with the source: kept
     /// alive so that no other instance takes its identity meanwhile.
     private var built: [Source: (source: Object, object: Object)] = [:]
-    /// Existing objects to update, with their checked values.
-    private var updates: [(object: Object, info: ClassInfo, values: [String: Any])] = []
+    /// Existing objects to update, with their checked values (a struct: an array of tuples is destroyed
+    /// through the runtime's generic tuple code, element by element).
+    private struct PendingUpdate {
+        let object: Object
+        let info: ClassInfo
+        let values: CheckedUpdate
+    }
+    private var updates: [PendingUpdate] = []
 
     init(lattice: Lattice, update: Lattice.UpdatePolicy) {
         self.lattice = lattice
@@ -276,9 +297,7 @@ private final class ObjectBuilder {
     /// Checks `values` for the stored object `object` (whose record is `record`) and keeps them, links and
     /// elements turned into objects, for ``write(_:)``.
     func enqueueUpdate(_ object: Object, _ info: ClassInfo, _ values: [String: Any], record: RecordBuffer) throws {
-        let resolved = try resolve(values, info, record: record)
-        try Lattice.apply(resolved, to: info.newInstance(), className: info.name)  // checks every value now
-        updates.append((object, info, resolved))
+        updates.append(PendingUpdate(object: object, info: info, values: try lattice.checkedUpdate(info, resolve(values, info, record: record))))
     }
 
     /// The stored object that `values` update, if any (only when updating).
@@ -327,8 +346,17 @@ private final class ObjectBuilder {
         context.addPolicy = update
         defer { context.addPolicy = outer }
         if root._lattice == nil { _ = try lattice.addObject(root, update: update, embedded: false) }
-        for (object, info, values) in updates { try lattice.update(object, info, with: values, countingEqual: update != .modified) }
+        for u in updates { try lattice.update(u.object, u.info, with: u.values, countingEqual: update != .modified) }
     }
+}
+
+/// The values of an update of one stored object, checked before anything is written: scalar payloads
+/// by column, and the links and collections to write (see `Lattice.checkedUpdate`).
+private struct CheckedUpdate {
+    var payloads: [Int: [UInt8]] = [:]
+    /// Each link property with its object (nil: cleared).
+    var links: [(PropertyInfo, Object?)] = []
+    var collections: [(PropertyInfo, any _Persistable)] = []
 }
 
 extension _Persistable {

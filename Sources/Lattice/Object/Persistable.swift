@@ -29,6 +29,8 @@ public protocol _Persistable: SendableMetatype {
     static func _latticeCast(_ value: Any) -> Self?
     /// Stores `_latticeCast(value)` at `pointer` (initialized memory of this type); false when the type is wrong.
     static func _latticeAssign(_ value: Any, to pointer: UnsafeMutableRawPointer) -> Bool
+    /// Appends the payload of `_latticeCast(value)`; false when the type is wrong.
+    static func _latticeEncodeAny(_ value: Any, into out: inout [UInt8]) -> Bool
     /// The value as `Any`, with nil for an empty optional.
     var _latticeAnyValue: Any? { get }
 
@@ -80,6 +82,12 @@ extension _Persistable {
     public static func _latticeAssign(_ value: Any, to pointer: UnsafeMutableRawPointer) -> Bool {
         guard let v = _latticeCast(value) else { return false }
         pointer.assumingMemoryBound(to: Self.self).pointee = v
+        return true
+    }
+    /// `_latticeCast`, encoded: a requirement for the same reason as ``_latticeAssign(_:to:)``.
+    public static func _latticeEncodeAny(_ value: Any, into out: inout [UInt8]) -> Bool {
+        guard let v = _latticeCast(value) else { return false }
+        v._latticeEncode(into: &out)
         return true
     }
 }

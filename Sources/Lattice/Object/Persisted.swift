@@ -228,11 +228,7 @@ extension _Persistable {
     }
 
     /// Encodes a dynamically typed value; false when its type is wrong.
-    static func encodeAny(_ value: Any, into out: inout [UInt8]) -> Bool {
-        guard let v = _latticeCast(value) else { return false }
-        v._latticeEncode(into: &out)
-        return true
-    }
+    static func encodeAny(_ value: Any, into out: inout [UInt8]) -> Bool { _latticeEncodeAny(value, into: &out) }
 
     /// The index key of an encoded payload.
     static func key(fromPayload payload: UnsafeRawBufferPointer, into out: inout [UInt8]) {
