@@ -244,6 +244,8 @@ struct ResolvedPath {
 
     func value(_ view: RecordView, _ context: RowContext) -> ScalarValue {
         guard case let .scalar(column) = end else { return .null }
+        // A property of the row itself: no hop to follow (sorting reads it for every row).
+        if hops.isEmpty { return ScalarValue.decode(view.payload(column.column), column) }
         var value = ScalarValue.null
         forEachLeaf(view, context) { leaf, _ in
             if case let .record(v, _) = leaf { value = ScalarValue.decode(v.payload(column.column), column) }

@@ -251,31 +251,34 @@ enum ResultsOrdering {
     /// way is nil), in one array.
     static func load(_ keys: [Int64], _ paths: [ResolvedPath], _ info: ClassInfo, _ lattice: Lattice,
                              _ txn: Transaction) throws -> [ScalarValue] {
-        let failure = RowFailure()
         var values: [ScalarValue] = []
         values.reserveCapacity(keys.count * paths.count)
-        func append(_ view: RecordView?, _ context: RowContext) {
-            guard let view else { return values.append(contentsOf: repeatElement(.null, count: paths.count)) }
-            for path in paths { values.append(path.value(view, context)) }
-        }
-        var row = RowContext(txn: txn, lattice: lattice, key: 0, failure: failure)
-        if paths.allSatisfy(\.hops.isEmpty) {
+        let columns = paths.compactMap(\.rootColumn)
+        if columns.count == paths.count {
             // The objects' own properties: one cursor walk (keys usually ascend: a class, an index's
-            // matches), not one lookup per key.
+            // matches), not one lookup per key; each value decoded straight from the record.
             try txn.withCursor(info.objectsTable) { cursor in
                 var previous: Int64?
                 for key in keys {
                     let record = try ObjectTable.record(&cursor, key: key, after: previous)
                     previous = record == nil ? nil : key
-                    row.key = key
-                    append(record.flatMap(RecordView.init), row)
+                    guard let view = record.flatMap(RecordView.init) else {
+                        values.append(contentsOf: repeatElement(.null, count: columns.count))
+                        continue
+                    }
+                    for column in columns { values.append(ScalarValue.decode(view.payload(column.column), column)) }
                 }
             }
-        } else {
-            for key in keys {
-                row.key = key
-                if row.record(info, key, { append($0, row) }) == nil { append(nil, row) }
+            return values
+        }
+        let failure = RowFailure()
+        var row = RowContext(txn: txn, lattice: lattice, key: 0, failure: failure)
+        for key in keys {
+            row.key = key
+            let found: Void? = row.record(info, key) { view in
+                for path in paths { values.append(path.value(view, row)) }
             }
+            if found == nil { values.append(contentsOf: repeatElement(.null, count: paths.count)) }
         }
         try failure.check()
         return values
