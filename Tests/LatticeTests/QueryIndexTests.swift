@@ -97,6 +97,42 @@ final class QueryIndexTests: QueryTestCase {
         XCTAssertTrue(try tags.filter("rank == 5").explain().contains("index seek QTag.rank"))
     }
 
+    /// Counting by index key adds up the sizes of the key's blocks without reading their object keys: it
+    /// has to agree with the objects found, over many blocks, after deletes, and with a write's own changes.
+    func testIndexCountsAgreeWithTheObjectsFound() throws {
+        var ranks: [String: Int] = [:]
+        try lattice.write {
+            for i in 0..<3_000 {
+                // Spread object keys: some blocks hold keys an object apart, others far apart.
+                let rank = i < 1_500 ? i % 3 : (i % 7 == 0 ? 4 : 1)
+                try lattice.add(QTag(value: ["name": "t\(i)", "rank": rank]))
+                ranks["t\(i)"] = rank
+            }
+        }
+        let tags = lattice.objects(QTag.self)
+        func check(_ label: String) throws {
+            for rank in [0, 1, 2, 4, 9] {
+                let expected = ranks.values.filter { $0 == rank }.count
+                XCTAssertEqual(try tags.filter("rank == %@", rank).count, expected, "\(label): rank \(rank)")
+                XCTAssertEqual(try tags.filter("rank == %@", rank).map(\.name).count, expected, "\(label): rank \(rank)")
+            }
+            XCTAssertEqual(try tags.filter("rank IN {0, 4, 9}").count, ranks.values.filter { [0, 4].contains($0) }.count, label)
+        }
+        try check("committed")
+        try lattice.write {
+            for i in stride(from: 0, to: 3_000, by: 5) {
+                try lattice.delete(XCTUnwrap(lattice.object(ofType: QTag.self, forPrimaryKey: "t\(i)")))
+                ranks["t\(i)"] = nil
+            }
+            for i in 3_000..<3_400 {
+                try lattice.add(QTag(value: ["name": "t\(i)", "rank": 2]))
+                ranks["t\(i)"] = 2
+            }
+            try check("inside the write")
+        }
+        try check("after the commit")
+    }
+
     /// A non-optional integer primary key is the object key: seeks and ranges need no index database.
     func testOptionalIntegerPrimaryKeyUsesItsIndex() throws {
         try lattice.write {

@@ -165,6 +165,12 @@ struct QueryExecutor {
 
     /// Number of matches of an exact index scan, read from the index without touching records.
     func count(_ scan: IndexScan) throws -> Int {
+        if case let .keys(keys) = scan.shape, !scan.objectsDB {
+            // Each key's count from the index alone: no object key decoded.
+            return try txn.withCursor(scan.dbi) { cursor in
+                try keys.reduce(0) { n, key in try n + key.withUnsafeBytes { try cursor.count(ofKey: $0) } }
+            }
+        }
         var n = 0
         try QueryExecutor.walkKeys(scan, txn) { cursor in
             n += scan.objectsDB ? 1 : try cursor.duplicateCount()

@@ -86,6 +86,25 @@ final class BlockCursor {
         return n
     }
 
+    /// Number of object keys filed under `wanted` (0: none), added up from the blocks' headers without
+    /// decoding their keys (a count by index key reads nothing else). The cursor is left on no entry.
+    func count(ofKey wanted: UnsafeRawBufferPointer) throws -> Int {
+        index = -1
+        keys.removeAll(keepingCapacity: true)
+        var k = mdbVal(wanted)
+        var v = MDB_val()
+        var rc = mdb_cursor_get(handle, &k, &v, MDB_SET_KEY)
+        if rc == 0 { try ValueBounds.check(key: k, value: v, pageSize: pageSize, env) }
+        var n = 0
+        while rc == 0 {
+            guard let view = BlockView(bytes(v)) else { throw damaged(wanted) }
+            n += view.count
+            rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT_DUP)
+        }
+        if rc != MDB_NOTFOUND { try env.check(rc) }
+        return n
+    }
+
     /// The index key the cursor is on, for listing damage.
     func currentKey() -> [UInt8]? {
         key.baseAddress == nil ? nil : Array(key)
@@ -127,8 +146,8 @@ final class BlockCursor {
         return (key, UnsafeRawBufferPointer(start: valueBuffer, count: 8))
     }
 
-    private func damaged() -> LatticeError {
-        .corruptFile(path: env.path, reason: "the object keys filed under \(env.seals.describe(key: key, in: table)) in "
+    private func damaged(_ key: UnsafeRawBufferPointer? = nil) -> LatticeError {
+        .corruptFile(path: env.path, reason: "the object keys filed under \(env.seals.describe(key: key ?? self.key, in: table)) in "
             + "'\(env.seals.name(of: table))' do not decode (a damaged value).")
     }
 }

@@ -67,6 +67,7 @@ struct BlockView {
     /// lead from its first key to its last).
     func keys(into keys: inout [UInt64]) -> Bool {
         keys.removeAll(keepingCapacity: true)
+        keys.reserveCapacity(count)
         keys.append(first)
         let region = deltas
         var at = 0

@@ -116,6 +116,13 @@ struct Cursor {
         return Array(bytes(k))
     }
 
+    /// Number of entries filed under `key` (0: none): in an index, the object keys of one index key.
+    mutating func count(ofKey key: Bytes) throws -> Int {
+        if let blocks { return try blocks.count(ofKey: key) }
+        guard try seek(exactly: key) != nil else { return 0 }
+        return try duplicateCount()
+    }
+
     /// Number of duplicates at the current key.
     func duplicateCount() throws -> Int {
         if runs != nil { return 1 }

@@ -234,6 +234,7 @@ struct RunView {
     /// Every key in order, into `keys` (emptied first); false when the deltas are damaged.
     func keys(into keys: inout [UInt64]) -> Bool {
         keys.removeAll(keepingCapacity: true)
+        keys.reserveCapacity(count)
         if isDense {
             for i in 0..<count { keys.append(key &+ UInt64(i)) }
             return true
