@@ -188,6 +188,60 @@ final class QueryResultsTests: QueryTestCase {
         XCTAssertEqual(threes.count, 3)
     }
 
+    /// A loop over a class sorted by an indexed property takes the keys from the index a batch at a time:
+    /// it must still walk exactly the objects of its start, in their order then, whatever the loop does
+    /// to the index (writes, another handle's commits and a refresh) and however long it goes on.
+    func testLoopsOverIndexSortedResultsWalkTheStartStateWhileTakingKeysInBatches() throws {
+        var rng = SystemRandomNumberGenerator()
+        try lattice.write {
+            for id in 0..<600 { try lattice.add(QItem(value: ["id": id, "intIdx": Int.random(in: 0..<50, using: &rng)])) }
+        }
+        // Each loop on new results: their keys are not known yet, so the loop takes them from the index.
+        func sorted() throws -> Results<QItem> { try lattice.objects(QItem.self).sorted(byKeyPath: "intIdx", ascending: false) }
+        let start = try sorted().map(\.id)
+        XCTAssertEqual(start, (0..<600).map { lattice.object(ofType: QItem.self, forPrimaryKey: $0)! }
+            .sorted { ($0.intIdx, -$0.id) > ($1.intIdx, -$1.id) }.map(\.id), "the index order, ties by key")
+
+        // Breaking early, a whole loop, and loops side by side.
+        var firstTen: [Int] = []
+        for item in try sorted() { firstTen.append(item.id); if firstTen.count == 10 { break } }
+        XCTAssertEqual(firstTen, Array(start.prefix(10)))
+        XCTAssertEqual(Array(try sorted()).map(\.id), start)
+        let twice = try sorted()
+        XCTAssertEqual(zip(twice, twice.lazy.dropFirst()).map { [$0.id, $1.id] }, zip(start, start.dropFirst()).map { [$0, $1] })
+
+        // A write after the first batch reorders everything, deletes objects not reached yet, adds others.
+        let deleted = Set(start[100..<110])
+        var seen: [Int] = []
+        for item in try sorted() {
+            seen.append(item.id)
+            if seen.count == 40 {
+                try lattice.write {
+                    for other in lattice.objects(QItem.self) { other.intIdx = -other.intIdx }
+                    try lattice.delete(lattice.objects(QItem.self).filter("id IN %@", Array(deleted)))
+                    try lattice.add(QItem(value: ["id": 1_000, "intIdx": 99]))
+                }
+            }
+        }
+        XCTAssertEqual(seen, start.filter { !deleted.contains($0) }, "the start's objects in the start's order, less those deleted")
+
+        // Another handle's commit, seen through refresh() in the middle of the loop.
+        let before = try sorted().map(\.id)
+        let other = try Lattice(configuration: config)
+        try other.write { for item in other.objects(QItem.self) { item.intIdx += 1_000 * (item.id % 2) } }
+        seen = []
+        for item in try sorted() {
+            seen.append(item.id)
+            if seen.count == 33 { XCTAssertTrue(lattice.refresh()) }
+        }
+        XCTAssertEqual(seen, before)
+        XCTAssertNotEqual(try sorted().map(\.id), before, "the refreshed order differs")
+
+        // Frozen results walk their own snapshot.
+        let frozen = try sorted().freeze()
+        XCTAssertEqual(Array(frozen).map(\.id), try sorted().map(\.id))
+    }
+
     func testEveryOperatorOnEveryType() throws {
         try seed()
         func ids(_ predicate: String, _ args: Any...) throws -> [Int] {

@@ -20,7 +20,7 @@ struct ResultsReader {
     /// `info.recyclable` (for `type`), kept apart so the per-object path does not touch `info`.
     private let recyclable: Bool
     /// The snapshot of keys, or nil while walking the class.
-    private let keys: [Int64]?
+    private var keys: [Int64]?
     private var walk: ResultsWalk?
     /// The position in `keys` of the next object (used with a snapshot of keys).
     private var position = 0
@@ -59,6 +59,9 @@ struct ResultsReader {
         self.keys = keys
         self.walk = walk
     }
+
+    /// Goes on with `keys`, which begin with the keys so far: a loop that takes its keys a batch at a time.
+    mutating func extend(keys: [Int64]) { self.keys = keys }
 
     /// The next object still present, or nil at the end.
     mutating func next() -> Object? {

@@ -38,6 +38,8 @@ public final class Lattice {
     /// (the next read takes a new one).
     private var reader: Transaction?
     private var snapshotOpen = false
+    /// See `readUntilSnapshotEnds(_:)`.
+    private var snapshotReaders: [WeakSnapshotReader] = []
     /// For a frozen handle: the lock of its shared snapshot, held by every read (see `SharedSnapshots`).
     let frozenLock: RecursiveLock?
     /// The frozen handle made last from this one, reused while it is alive and at the same version.
@@ -664,11 +666,24 @@ public final class Lattice {
     func releaseSnapshot() {
         guard frozenLock == nil else { return }
         if snapshotOpen {
+            // Readers that take the snapshot's data lazily finish reading it first.
+            if !snapshotReaders.isEmpty {
+                let readers = snapshotReaders
+                snapshotReaders = []
+                for reader in readers { reader.value?.snapshotWillEnd() }
+            }
             // A snapshot shared with frozen handles stays theirs: let go of it instead of ending it.
             if reader?.sharedLock != nil { reader = nil } else { reader?.reset() }
             didEndSnapshot()
         }
         snapshotOpen = false
+    }
+
+    /// Calls `reader.snapshotWillEnd()` before the handle's current read snapshot ends, unless `reader` is
+    /// gone by then. Only for a live handle (a frozen one's snapshot never ends).
+    func readUntilSnapshotEnds(_ reader: SnapshotReader) {
+        snapshotReaders.removeAll { $0.value == nil }
+        snapshotReaders.append(WeakSnapshotReader(value: reader))
     }
 
     /// Moves the handle to the latest commit and delivers the notifications of its observers that are
@@ -953,4 +968,15 @@ public final class Lattice {
     public var isEmpty: Bool {
         reading("object counts") { txn in try classesByName.values.allSatisfy { try txn.count($0.objectsTable) == 0 } }
     }
+}
+
+/// Something that reads a handle's read snapshot lazily (a loop over results sorted by an indexed
+/// property takes their keys a batch at a time) and so has to finish reading before the snapshot ends.
+protocol SnapshotReader: AnyObject {
+    /// Called while the snapshot is still open, before it ends (a write begins, `refresh()`, `invalidate()`).
+    func snapshotWillEnd()
+}
+
+struct WeakSnapshotReader {
+    weak var value: SnapshotReader?
 }

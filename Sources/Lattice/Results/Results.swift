@@ -261,6 +261,11 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             }
             return Iterator(results: self, keys: nil, walk: ResultsWalk(snapshot: start.0, lastKey: start.1 ?? .min))
         }
+        // Sorted by an indexed property, outside a write: the keys are taken from the index a batch at a
+        // time, so a loop that breaks early reads what it reached.
+        if let info, lattice.writer == nil, let walk = lattice.synchronized({ cache.keyWalk(lattice, info) }) {
+            return Iterator(results: self, keys: walk.keys, growing: walk)
+        }
         return Iterator(results: self, keys: keys())
     }
 
@@ -268,21 +273,31 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     ///
     /// Filtered or sorted results (and loops inside a write) take a snapshot of the matching keys first;
     /// a loop over all objects of a class walks the class in key order and passes over objects created
-    /// after it began. Each object is as fresh as one fetched when it is reached. When the loop kept no
+    /// after it began; a loop over a class sorted by an indexed property takes the keys from the index a
+    /// batch at a time (a loop that breaks early reads only what it reached), still those of its start. Each object is as fresh as one fetched when it is reached. When the loop kept no
     /// reference to the object returned last, the iterator may return that same instance again, now
     /// standing for the next object (see the *Concurrency* article).
     public struct Iterator: IteratorProtocol {
         private var reader: ResultsReader
+        /// Keys still being taken from an index (see `IndexKeyWalk`), and how many the reader has.
+        private let growing: IndexKeyWalk?
+        private var taken: Int
 
-        init(results: Results, keys: [Int64]?, walk: ResultsWalk? = nil) {
+        init(results: Results, keys: [Int64]?, walk: ResultsWalk? = nil, growing: IndexKeyWalk? = nil) {
             reader = ResultsReader(lattice: results.lattice, info: results.info, type: Element.self, keys: keys, walk: walk)
+            self.growing = growing
+            taken = keys?.count ?? 0
         }
 
         /// The next object still present, or nil at the end.
         public mutating func next() -> Element? {
-            guard let object = reader.next() else { return nil }
-            // The reader creates instances of `Element.self` only.
-            return unsafeDowncast(object, to: Element.self)
+            while true {
+                // The reader creates instances of `Element.self` only.
+                if let object = reader.next() { return unsafeDowncast(object, to: Element.self) }
+                guard let growing, let keys = growing.keys(after: taken) else { return nil }
+                reader.extend(keys: keys)
+                taken = keys.count
+            }
         }
     }
 
@@ -428,6 +443,19 @@ final class ResultsKeyCache {
         }
         // Gone since the keys were taken: an instance that reads as deleted.
         return object ?? lattice.materialize(type, info, key: key, record: nil)
+    }
+
+    /// For a loop over a whole class sorted by an indexed property whose keys are not current: the first
+    /// keys from the index, with the walk that takes more. nil when the keys are current, the index cannot
+    /// give the order, or the first walk took every key (they are then `keys`).
+    func keyWalk(_ lattice: Lattice, _ info: ClassInfo) -> IndexKeyWalk? {
+        guard let order = indexOrder, stamp != currentStamp(lattice, info),
+              let walk = IndexKeyWalk(lattice, info, order.column, ascending: order.ascending) else { return nil }
+        if walk.complete {
+            adopt(walk.keys, lattice, info)
+            return nil
+        }
+        return walk
     }
 
     /// `object(at:)` for a position near the start of a whole class sorted by an indexed property while
