@@ -242,6 +242,44 @@ final class QueryResultsTests: QueryTestCase {
         XCTAssertEqual(Array(frozen).map(\.id), try sorted().map(\.id))
     }
 
+    /// Sorts, aggregates and distinct of a whole class take its keys from the table's runs without opening
+    /// the records: over many runs, dense and with gaps, and inside a write with its own changes.
+    func testWholeClassSortsAndAggregatesSeeEveryObject() throws {
+        var ints: [Int: Int] = [:]
+        func check(_ label: String) throws {
+            let all = lattice.objects(QItem.self)
+            let expected = ints.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+            XCTAssertEqual(try all.sorted(byKeyPath: "int").map(\.id), expected, label)
+            // Descending, ties keep key order: the smallest key of the largest value.
+            let top = ints.values.max()
+            XCTAssertEqual(try all.sorted(byKeyPath: "int", ascending: false).first?.id, ints.filter { $0.value == top }.keys.min(), label)
+            XCTAssertEqual(try all.sum(ofProperty: "int") as Int, ints.values.reduce(0, +), label)
+            XCTAssertEqual(try all.distinct(by: ["int"]).count, Set(ints.values).count, label)
+        }
+        try lattice.write {
+            for id in 0..<3_000 {
+                ints[id] = (id * 7_919) % 1_000
+                try lattice.add(QItem(value: ["id": id, "int": ints[id]!]))
+            }
+        }
+        try check("dense runs")
+        try lattice.write {
+            try lattice.delete(lattice.objects(QItem.self).filter("id IN %@", Array(stride(from: 0, to: 3_000, by: 7))))
+            for id in stride(from: 0, to: 3_000, by: 7) { ints[id] = nil }
+        }
+        try check("runs with gaps")
+        try lattice.write {
+            for id in 5_000..<5_300 {
+                ints[id] = id % 13
+                try lattice.add(QItem(value: ["id": id, "int": ints[id]!]))
+            }
+            try lattice.delete(lattice.objects(QItem.self).filter("id < 500"))
+            for id in 0..<500 { ints[id] = nil }
+            try check("inside a write")
+        }
+        try check("after the commit")
+    }
+
     func testEveryOperatorOnEveryType() throws {
         try seed()
         func ids(_ predicate: String, _ args: Any...) throws -> [Int] {

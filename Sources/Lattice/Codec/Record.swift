@@ -218,9 +218,11 @@ enum KeyCodec {
     @inline(__always)
     static func int(_ bytes: UnsafeRawBufferPointer) -> Int64 {
         guard bytes.count >= 8 else { return 0 }
-        let u = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
-        return Int64(bitPattern: u ^ (1 << 63))
+        return int(number: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)))
     }
+
+    /// An object key from its 8-byte key read as a big-endian number.
+    static func int(number: UInt64) -> Int64 { Int64(bitPattern: number ^ (1 << 63)) }
 
     /// Doubles ordered numerically (negatives before positives, -0.0 equal to 0.0).
     static func appendDouble(_ d: Double, to out: inout [UInt8]) {

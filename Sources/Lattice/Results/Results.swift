@@ -274,9 +274,10 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// Filtered or sorted results (and loops inside a write) take a snapshot of the matching keys first;
     /// a loop over all objects of a class walks the class in key order and passes over objects created
     /// after it began; a loop over a class sorted by an indexed property takes the keys from the index a
-    /// batch at a time (a loop that breaks early reads only what it reached), still those of its start. Each object is as fresh as one fetched when it is reached. When the loop kept no
-    /// reference to the object returned last, the iterator may return that same instance again, now
-    /// standing for the next object (see the *Concurrency* article).
+    /// batch at a time (a loop that breaks early reads only what it reached), still those of its start.
+    /// Each object is as fresh as one fetched when it is reached. When the loop kept no reference to the
+    /// object returned last, the iterator may return that same instance again, now standing for the next
+    /// object (see the *Concurrency* article).
     public struct Iterator: IteratorProtocol {
         private var reader: ResultsReader
         /// Keys still being taken from an index (see `IndexKeyWalk`), and how many the reader has.

@@ -116,6 +116,12 @@ struct Cursor {
         return Array(bytes(k))
     }
 
+    /// In a packed table (see `Runs`): the keys of the first `limit` entries as big-endian numbers, read
+    /// without opening the entries (each is verified when it is read). nil for any other table.
+    mutating func packedKeys(limit: Int = .max) throws -> [UInt64]? {
+        try runs?.keys(limit: limit)
+    }
+
     /// Number of entries filed under `key` (0: none): in an index, the object keys of one index key.
     mutating func count(ofKey key: Bytes) throws -> Int {
         if let blocks { return try blocks.count(ofKey: key) }

@@ -72,6 +72,24 @@ final class RunCursor {
         try step(MDB_FIRST) ? try entry(0) : nil
     }
 
+    /// The keys of the first `limit` entries (every one by default), read from the runs' headers: no
+    /// entry is opened, so none is verified (each is when it is read). The cursor is left on no entry.
+    func keys(limit: Int) throws -> [UInt64] {
+        var out: [UInt64] = []
+        var more = try step(MDB_FIRST)
+        while more && out.count < limit {
+            let n = Swift.min(count, limit - out.count)
+            if let view, view.isDense {
+                out.append(contentsOf: (0..<UInt64(n)).lazy.map { view.key &+ $0 })
+            } else {
+                out.append(contentsOf: keys.prefix(n))
+            }
+            more = try step(MDB_NEXT)
+        }
+        index = -1
+        return out
+    }
+
     func last() throws -> Cursor.Entry? {
         try step(MDB_LAST) ? try entry(count - 1) : nil
     }
