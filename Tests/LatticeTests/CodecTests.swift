@@ -505,6 +505,15 @@ final class CodecTests: XCTestCase {
                 blob.text = "changed first"
                 blob.optText = tooLong
             }, .valueTooLarge(className: "CodecBlob", property: "optText", size: limit + 1, limit: limit))
+            // setValue(_:forKey:) and the subscript of a managed object: the same.
+            assertLatticeError(try lattice.write {
+                let blob = try XCTUnwrap(lattice.object(ofType: CodecBlob.self, forPrimaryKey: 1))
+                blob.setValue(tooLong, forKey: "text")
+            }, .valueTooLarge(className: "CodecBlob", property: "text", size: limit + 1, limit: limit))
+            assertLatticeError(try lattice.write {
+                let blob = try XCTUnwrap(lattice.object(ofType: CodecBlob.self, forPrimaryKey: 1))
+                blob["optText"] = tooLong
+            }, .valueTooLarge(className: "CodecBlob", property: "optText", size: limit + 1, limit: limit))
             // create(value:) (new object and update).
             assertLatticeError(try lattice.write {
                 try lattice.create(CodecBlob.self, value: ["id": 5, "text": tooLong])

@@ -115,7 +115,14 @@ extension Lattice {
             values[pk.name] = nil
         }
         let builder = ObjectBuilder(lattice: self, update: .error)
-        try builder.enqueueUpdate(object, info, values, record: record)
+        do {
+            try builder.enqueueUpdate(object, info, values, record: record)
+        } catch {
+            // A value over the size limit is a failure of the write, as a property setter's is.
+            guard recordingWriteErrors, case LatticeError.valueTooLarge = error else { throw error }
+            recordingFailure { throw error }
+            return
+        }
         if recordingWriteErrors {
             recordingFailure { try builder.write(object) }
         } else {
