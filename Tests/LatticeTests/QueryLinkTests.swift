@@ -141,6 +141,10 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try people.filter("dogs.@sum.age == 6")), ["Bo"])
         XCTAssertEqual(names(try people.filter("dogs.@sum.age == 0")), ["Cy"], "the sum of nothing is 0")
         XCTAssertEqual(names(try people.filter("dogs.@avg.age == nil")), ["Cy"], "the average of nothing is nil")
+        // A property reached through a link of each element (Rex and Rover are Ann's, Fido is Bo's).
+        XCTAssertEqual(names(try people.filter("dogs.@sum.owner.age == 70")), ["Bo"])
+        XCTAssertEqual(names(try people.filter("dogs.@avg.owner.age == 30")), ["Ann"])
+        XCTAssertEqual(names(try people.filter("dogs.@max.owner.age >= 40")), ["Bo"])
         XCTAssertEqual(names(try people.filter("dogs.@max.weight == 20")), ["Ann"])
         XCTAssertEqual(names(try people.filter("dogs.@sum.weight == 10")), ["Bo"], "nil weights are skipped")
         XCTAssertEqual(names(try people.filter("dogs.@max.born == %@", Date(timeIntervalSinceReferenceDate: 0))), ["Ann", "Bo"])

@@ -351,12 +351,22 @@ extension QueryBinder {
         try checkComparison(comparison, name: "\(path)", position)
         let target = Aggregation.Target(className: resolved.endClass.name, property: column.name, kind: column.kind,
                                         type: column.property.property.type)
+        // The value of an end object, from its record. A closure: the per-row closures below capture it by
+        // reference, where capturing the path would copy it (and retain everything it holds) for every object.
+        let endValue: (RecordView, RowContext) -> ScalarValue
+        if let valuePath, !valuePath.hops.isEmpty {
+            endValue = { record, context in valuePath.value(record, context) }
+        } else {
+            // A property of the end objects themselves (`dogs.@avg.age`): no path to follow.
+            endValue = { record, _ in ScalarValue.decode(record.payload(column.column), column) }
+        }
+        let endClass = resolved.endClass
         let test: RowTest = { view, context in
             var values: [ScalarValue] = []
             resolved.forEachLeaf(view, context) { leaf, ctx in
                 switch leaf {
                 case let .object(key):
-                    let v = ctx.record(resolved.endClass, key) { r in valuePath?.value(r, ctx.with(key: key)) ?? .null } ?? .null
+                    let v = ctx.record(endClass, key) { endValue($0, ctx.with(key: key)) } ?? .null
                     if v != .null { values.append(v) }
                 case let .record(r, _):
                     let v = ScalarValue.decode(r.payload(column.column), column)
