@@ -119,7 +119,7 @@ struct Cursor {
     /// In a packed table (see `Runs`): the keys of the first `limit` entries as big-endian numbers, read
     /// without opening the entries (each is verified when it is read). nil for any other table.
     mutating func packedKeys(limit: Int = .max) throws -> [UInt64]? {
-        try runs?.keys(limit: limit)
+        try runs?.entryKeys(limit: limit)
     }
 
     /// Number of entries filed under `key` (0: none): in an index, the object keys of one index key.

@@ -72,9 +72,9 @@ final class RunCursor {
         try step(MDB_FIRST) ? try entry(0) : nil
     }
 
-    /// The keys of the first `limit` entries (every one by default), read from the runs' headers: no
-    /// entry is opened, so none is verified (each is when it is read). The cursor is left on no entry.
-    func keys(limit: Int) throws -> [UInt64] {
+    /// The keys of the table's first `limit` entries, read from the runs' headers: no entry is opened, so
+    /// none is verified (each is when it is read). The cursor is left on no entry.
+    func entryKeys(limit: Int) throws -> [UInt64] {
         var out: [UInt64] = []
         var more = try step(MDB_FIRST)
         while more && out.count < limit {
