@@ -188,6 +188,11 @@ enum ResultsOrdering {
                 }
                 try failure.check()
             }
+            if width == 1 && linked == nil {
+                // One property of the objects themselves: its values hashed as they are (no slice per object).
+                var seen = Set<ScalarValue>()
+                return keys.indices.compactMap { seen.insert(values[$0]).inserted ? keys[$0] : nil }
+            }
             var seen = Set<ArraySlice<ScalarValue>>()
             return keys.indices.compactMap { k in
                 if let linked, !linked[k] { return nil }
