@@ -8,18 +8,23 @@ import Foundation
 enum CaseFolding {
     /// `text` folded for case (`caseInsensitive`) and/or diacritics.
     static func fold(_ text: String, caseInsensitive: Bool, diacriticInsensitive: Bool) -> String {
-        var options: String.CompareOptions = []
-        if caseInsensitive { options.insert(.caseInsensitive) }
-        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
-        if options.isEmpty { return text }
-        // ASCII fast path: folding is plain lowercasing.
-        if caseInsensitive && !diacriticInsensitive && text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
-        return text.folding(options: options, locale: nil)
+        if !caseInsensitive && !diacriticInsensitive { return text }
+        var text = text
+        return text.withUTF8 {
+            withFolded(UnsafeRawBufferPointer($0), caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive) {
+                String(decoding: $0, as: UTF8.self)
+            }
+        }
     }
 
-    /// Calls `body` with the UTF-8 bytes `text` folded as ``fold(_:caseInsensitive:diacriticInsensitive:)``
-    /// folds them. The common case of a query's row, ASCII text folded for case only, is lowercased byte
-    /// by byte into a temporary buffer: for ASCII, that is exactly what `fold` returns, with no `String` made.
+    /// The case-folded UTF-8 bytes of UTF-8 text (the keys of the case-insensitive index).
+    static func foldedBytes(_ utf8: UnsafeRawBufferPointer) -> [UInt8] {
+        withFolded(utf8, caseInsensitive: true, diacriticInsensitive: false) { Array($0) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes `text` folded. The common case, ASCII text folded for case only,
+    /// is lowercased byte by byte into a temporary buffer (for ASCII that is exactly Foundation's folding),
+    /// with no `String` made; other text goes through Foundation.
     static func withFolded<R>(_ text: UnsafeRawBufferPointer, caseInsensitive: Bool, diacriticInsensitive: Bool,
                               _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if caseInsensitive && !diacriticInsensitive {
@@ -30,8 +35,10 @@ enum CaseFolding {
             }
             if let lowered { return lowered }
         }
-        var folded = fold(String(decoding: text, as: UTF8.self), caseInsensitive: caseInsensitive,
-                          diacriticInsensitive: diacriticInsensitive)
+        var options: String.CompareOptions = []
+        if caseInsensitive { options.insert(.caseInsensitive) }
+        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
+        var folded = String(decoding: text, as: UTF8.self).folding(options: options, locale: nil)
         return folded.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
@@ -56,10 +63,5 @@ enum CaseFolding {
             i += 1
         }
         return true
-    }
-
-    /// The case-folded UTF-8 bytes of a string.
-    static func foldedBytes(_ text: String) -> [UInt8] {
-        Array(fold(text, caseInsensitive: true, diacriticInsensitive: false).utf8)
     }
 }

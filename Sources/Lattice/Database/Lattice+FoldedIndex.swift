@@ -14,10 +14,10 @@ extension Lattice {
                 key.append(0)
             } else {
                 key.append(1)
-                key += CaseFolding.foldedBytes(String(decoding: bytes.dropFirst(), as: UTF8.self))
+                key += CaseFolding.foldedBytes(UnsafeRawBufferPointer(rebasing: bytes.dropFirst()))
             }
         } else {
-            key += CaseFolding.foldedBytes(String(decoding: bytes, as: UTF8.self))
+            key += CaseFolding.foldedBytes(bytes)
         }
         if key.isEmpty { key.append(0) }
         if key.count > FileLayout.maxIndexKey { key.removeLast(key.count - FileLayout.maxIndexKey) }

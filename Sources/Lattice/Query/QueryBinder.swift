@@ -416,8 +416,9 @@ struct QueryBinder {
         let caseInsensitive = options.contains(.caseInsensitive), diacriticInsensitive = options.contains(.diacriticInsensitive)
         func folded(_ v: ScalarValue) -> ScalarValue {
             guard !options.isEmpty, case let .bytes(bytes) = v else { return v }
-            return .bytes(Array(CaseFolding.fold(String(decoding: bytes, as: UTF8.self), caseInsensitive: caseInsensitive,
-                                                 diacriticInsensitive: diacriticInsensitive).utf8))
+            return .bytes(bytes.withUnsafeBytes {
+                CaseFolding.withFolded($0, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive) { Array($0) }
+            })
         }
         let test: RowTest = { view, context in
             let x = folded(readA(view, context))

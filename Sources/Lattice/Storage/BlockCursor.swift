@@ -71,14 +71,7 @@ final class BlockCursor {
         guard index >= 0 else { return 0 }
         var k = mdbVal(key)
         var v = MDB_val()
-        var n = 0
-        var rc = mdb_cursor_get(handle, &k, &v, MDB_FIRST_DUP)
-        while rc == 0 {
-            guard let view = BlockView(bytes(v)) else { throw damaged() }
-            n += view.count
-            rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT_DUP)
-        }
-        if rc != MDB_NOTFOUND { try env.check(rc) }
+        let n = try blockSizes(from: mdb_cursor_get(handle, &k, &v, MDB_FIRST_DUP), &k, &v, of: key)
         // Back on the block the cursor was on.
         k = mdbVal(key)
         v = mdbVal(block)
@@ -93,11 +86,18 @@ final class BlockCursor {
         keys.removeAll(keepingCapacity: true)
         var k = mdbVal(wanted)
         var v = MDB_val()
-        var rc = mdb_cursor_get(handle, &k, &v, MDB_SET_KEY)
+        let rc = mdb_cursor_get(handle, &k, &v, MDB_SET_KEY)
         if rc == 0 { try ValueBounds.check(key: k, value: v, pageSize: pageSize, env) }
+        return try blockSizes(from: rc, &k, &v, of: wanted)
+    }
+
+    /// The sizes of the blocks of index key `key` added up, from the one the LMDB cursor has just read
+    /// (`rc`, `v`) to the key's last, read from their headers.
+    private func blockSizes(from rc: Int32, _ k: inout MDB_val, _ v: inout MDB_val, of key: UnsafeRawBufferPointer) throws -> Int {
+        var rc = rc
         var n = 0
         while rc == 0 {
-            guard let view = BlockView(bytes(v)) else { throw damaged(wanted) }
+            guard let view = BlockView(bytes(v)) else { throw damaged(key) }
             n += view.count
             rc = mdb_cursor_get(handle, &k, &v, MDB_NEXT_DUP)
         }
