@@ -4,10 +4,13 @@ import XCTest
 
 /// The predicate language: every operator and form, and its errors.
 final class QueryParserTests: QueryTestCase {
-    private func parse(_ text: String, _ args: Any?...) throws -> QueryNode { try QueryParser.parse(text, args) }
+    /// The arguments as a variadic `Any...` call passes them (a nil as an `Any` holding nil).
+    private func arguments(_ args: [Any?]) -> [Any] { args.map { $0 ?? (Optional<Any>.none as Any) } }
+
+    private func parse(_ text: String, _ args: Any?...) throws -> QueryNode { try QueryParser.parse(text, arguments(args)) }
 
     private func comparison(_ text: String, _ args: Any?...) throws -> QueryComparison {
-        guard case let .comparison(c) = try QueryParser.parse(text, args) else {
+        guard case let .comparison(c) = try QueryParser.parse(text, arguments(args)) else {
             XCTFail("\(text) is not a single comparison")
             throw LatticeError.invalidQuery(message: "")
         }
@@ -66,6 +69,37 @@ final class QueryParserTests: QueryTestCase {
         XCTAssertEqual(positionless(try parse("not not a == 1")), positionless(.not(.not(a))))
         XCTAssertEqual(try parse("TRUEPREDICATE"), .constant(true))
         XCTAssertEqual(try parse("falsepredicate"), .constant(false))
+    }
+
+    /// Keywords in any mix of case; names that only contain, extend or resemble one (a dotless `ı`
+    /// uppercases to `I`) stay names.
+    func testKeywordsInAnyCaseAndNamesThatResembleThem() throws {
+        func positionless(_ n: QueryNode) -> String { "\(n)".replacingOccurrences(of: #"position: \d+"#, with: "", options: .regularExpression) }
+        let a = QueryNode.comparison(try comparison("a == 1"))
+        let b = QueryNode.comparison(try comparison("b == 2"))
+        XCTAssertEqual(positionless(try parse("a == 1 aNd b == 2")), positionless(.and([a, b])))
+        XCTAssertEqual(positionless(try parse("a == 1 Or b == 2")), positionless(.or([a, b])))
+        XCTAssertEqual(positionless(try parse("nOt a == 1")), positionless(.not(a)))
+        XCTAssertEqual(try parse("TruePredicate"), .constant(true))
+        XCTAssertEqual(try comparison("aNy a == 1").quantifier, .any)
+        XCTAssertEqual(try comparison("SoMe a == 1").quantifier, .any)
+        XCTAssertEqual(try comparison("aLl a == 1").quantifier, .all)
+        XCTAssertEqual(try comparison("NoNe a == 1").quantifier, .noneMatch)
+        XCTAssertEqual(try comparison("a iN {1}").op, .in)
+        XCTAssertEqual(try comparison("a bEtWeEn {1, 2}").op, .between)
+        XCTAssertEqual(try comparison("a == Nil").rhs, .value(.null))
+        XCTAssertEqual(try comparison("a == nUlL").rhs, .value(.null))
+        XCTAssertEqual(try comparison("a == yEs").rhs, .value(.bool(true)))
+        XCTAssertEqual(try comparison("a == No").rhs, .value(.bool(false)))
+        XCTAssertEqual(try comparison("a == tRUE").rhs, .value(.bool(true)))
+        for name in ["android", "order", "notes", "anyone", "inside", "nothing", "truepredicates", "ın", "ᴀɴᴅ", "ＡＮＤ"] {
+            XCTAssertEqual(try comparison("\(name) == 1").lhs, .keyPath(QueryKeyPath(variable: nil, segments: [name], position: 1)), name)
+            XCTAssertEqual(try comparison("x == \(name)").rhs, .keyPath(QueryKeyPath(variable: nil, segments: [name], position: 6)), name)
+        }
+        assertInvalid("a MaTcHeS 'x'", contains: ["MATCHES", "not supported"])
+        assertInvalid("or == 1", contains: ["keyword OR"])
+        assertInvalid("a == Subquery", contains: ["'(' after SUBQUERY"])
+        assertInvalid("a android 1", contains: ["expected an operator", "'android'"])
     }
 
     func testLiterals() throws {

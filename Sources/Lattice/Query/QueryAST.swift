@@ -25,8 +25,19 @@ enum QueryOperator: String, Equatable, CaseIterable {
     case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE"
     case `in` = "IN", between = "BETWEEN"
 
-    var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
-    var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual, .between].contains(self) }
+    var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like: return true
+        default: return false
+        }
+    }
+
+    var isOrdering: Bool {
+        switch self {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between: return true
+        default: return false
+        }
+    }
 
     /// The operator with its operands swapped (`5 < age` is `age > 5`); nil when not symmetric.
     var flipped: QueryOperator? {

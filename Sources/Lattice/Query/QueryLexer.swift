@@ -26,6 +26,41 @@ struct QueryToken: Equatable {
     }
     let kind: Kind
     let column: Int
+    /// The keyword an identifier spells, told once here: the parser asks at every level of its descent.
+    let keyword: QueryKeyword?
+
+    init(kind: Kind, column: Int) {
+        self.kind = kind
+        self.column = column
+        if case let .identifier(name) = kind { keyword = QueryKeyword(identifier: name) } else { keyword = nil }
+    }
+}
+
+/// The keywords of the predicate language, in any case (`and`, `And`, `AND`); only ASCII spells one.
+enum QueryKeyword: String {
+    case and = "AND", or = "OR", not = "NOT", any = "ANY", some = "SOME", all = "ALL", none = "NONE"
+    case between = "BETWEEN", `in` = "IN", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS"
+    case like = "LIKE", matches = "MATCHES", subquery = "SUBQUERY"
+    case truePredicate = "TRUEPREDICATE", falsePredicate = "FALSEPREDICATE"
+    case `nil` = "NIL", null = "NULL", `true` = "TRUE", `false` = "FALSE", yes = "YES", no = "NO"
+
+    init?(identifier name: String) {
+        guard name.utf8.count <= 14, name.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        self.init(rawValue: name.uppercased())
+    }
+
+    /// The operator this keyword names (`BEGINSWITH`, `IN`, ...), if any.
+    var queryOperator: QueryOperator? {
+        switch self {
+        case .between: return .between
+        case .in: return .in
+        case .beginsWith: return .beginsWith
+        case .endsWith: return .endsWith
+        case .contains: return .contains
+        case .like: return .like
+        default: return nil
+        }
+    }
 }
 
 /// Splits a predicate string into tokens. Never traps: malformed input throws `invalidQuery`.

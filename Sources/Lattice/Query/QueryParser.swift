@@ -32,20 +32,15 @@ struct QueryParser {
 
     private var tokens: [QueryToken]
     private var at = 0
-    private let arguments: [Any?]
+    private let arguments: [Any]
     private var nextArgument = 0
     /// SUBQUERY variables in scope.
     private var variables: [String] = []
     /// The current nesting (see ``maxDepth``).
     private var depth = 0
 
-    private static let keywords: Set<String> = [
-        "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "ALL",
-        "NONE", "SOME", "SUBQUERY", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "TRUE", "FALSE", "YES", "NO",
-    ]
-
     /// Parses `text` with `arguments` for `%@`-style and `$0`-style placeholders.
-    static func parse(_ text: String, _ arguments: [Any?]) throws -> QueryNode {
+    static func parse(_ text: String, _ arguments: [Any]) throws -> QueryNode {
         do {
             var parser = QueryParser(tokens: try QueryLexer.tokenize(text), arguments: arguments)
             let node = try parser.predicate()
@@ -77,7 +72,7 @@ struct QueryParser {
         }
     }
 
-    private init(tokens: [QueryToken], arguments: [Any?]) {
+    private init(tokens: [QueryToken], arguments: [Any]) {
         self.tokens = tokens
         self.arguments = arguments
     }
@@ -92,11 +87,7 @@ struct QueryParser {
         return token
     }
 
-    private func isKeyword(_ token: QueryToken, _ keyword: String) -> Bool {
-        // Lengths first: most identifiers are not keywords, and uppercasing allocates.
-        if case let .identifier(name) = token.kind { return name.utf8.count == keyword.utf8.count && name.uppercased() == keyword }
-        return false
-    }
+    private func isKeyword(_ token: QueryToken, _ keyword: QueryKeyword) -> Bool { token.keyword == keyword }
 
     private func isSymbol(_ token: QueryToken, _ symbol: String) -> Bool { token.kind == .symbol(symbol) }
 
@@ -126,7 +117,7 @@ struct QueryParser {
 
     private mutating func predicate() throws -> QueryNode {
         var parts = [try conjunction()]
-        while isKeyword(current, "OR") || isSymbol(current, "||") {
+        while isKeyword(current, .or) || isSymbol(current, "||") {
             _ = advance()
             parts.append(try conjunction())
         }
@@ -135,7 +126,7 @@ struct QueryParser {
 
     private mutating func conjunction() throws -> QueryNode {
         var parts = [try negation()]
-        while isKeyword(current, "AND") || isSymbol(current, "&&") {
+        while isKeyword(current, .and) || isSymbol(current, "&&") {
             _ = advance()
             parts.append(try negation())
         }
@@ -143,7 +134,7 @@ struct QueryParser {
     }
 
     private mutating func negation() throws -> QueryNode {
-        if isKeyword(current, "NOT") || isSymbol(current, "!") {
+        if isKeyword(current, .not) || isSymbol(current, "!") {
             try enter(advance().column)
             defer { depth -= 1 }
             return .not(try negation())
@@ -155,37 +146,32 @@ struct QueryParser {
             try expectSymbol(")", "')' to close the parenthesis")
             return inner
         }
-        if isKeyword(current, "TRUEPREDICATE") { _ = advance(); return .constant(true) }
-        if isKeyword(current, "FALSEPREDICATE") { _ = advance(); return .constant(false) }
+        if isKeyword(current, .truePredicate) { _ = advance(); return .constant(true) }
+        if isKeyword(current, .falsePredicate) { _ = advance(); return .constant(false) }
         return try comparison()
     }
 
     private mutating func comparison() throws -> QueryNode {
         let start = current.column
         var quantifier: QueryQuantifier?
-        if isKeyword(current, "ANY") || isKeyword(current, "SOME") {
+        if isKeyword(current, .any) || isKeyword(current, .some) {
             quantifier = .any
-        } else if isKeyword(current, "ALL") {
+        } else if isKeyword(current, .all) {
             quantifier = .all
-        } else if isKeyword(current, "NONE") {
+        } else if isKeyword(current, .none) {
             quantifier = .noneMatch
         }
         if quantifier != nil { _ = advance() }
         let lhs = try expression()
         let opToken = current
         let op: QueryOperator
-        switch opToken.kind {
-        case let .symbol(s):
-            guard let o = QueryOperator(rawValue: s), !o.isStringOperator else {
-                throw QueryParser.error(opToken.column, "expected an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, "
-                    + "CONTAINS, LIKE, IN, BETWEEN) after \(lhs), found \(describe(opToken))")
-            }
+        if case let .symbol(s) = opToken.kind, let o = QueryOperator(rawValue: s), !o.isStringOperator {
             op = o
-        case let .identifier(name) where QueryOperator(rawValue: name.uppercased()) != nil:
-            op = QueryOperator(rawValue: name.uppercased())!
-        case let .identifier(name) where name.uppercased() == "MATCHES":
+        } else if let o = opToken.keyword?.queryOperator {
+            op = o
+        } else if opToken.keyword == .matches {
             throw QueryParser.error(opToken.column, "MATCHES (regular expressions) is not supported; use LIKE with ? and *")
-        default:
+        } else {
             throw QueryParser.error(opToken.column, "expected an operator (==, !=, <, <=, >, >=, BEGINSWITH, ENDSWITH, "
                 + "CONTAINS, LIKE, IN, BETWEEN) after \(lhs), found \(describe(opToken))")
         }
@@ -216,17 +202,15 @@ struct QueryParser {
     private mutating func expression() throws -> QueryExpression {
         let token = current
         switch token.kind {
-        case let .identifier(name):
-            let upper = name.uppercased()
-            switch upper {
-            case "NIL", "NULL": _ = advance(); return .value(.null)
-            case "TRUE", "YES": _ = advance(); return .value(.bool(true))
-            case "FALSE", "NO": _ = advance(); return .value(.bool(false))
-            case "SUBQUERY": return try subquery()
-            default:
-                if QueryParser.keywords.contains(upper) {
-                    throw QueryParser.error(token.column, "expected a property name or a value, found the keyword \(upper)")
-                }
+        case .identifier:
+            switch token.keyword {
+            case .nil, .null: _ = advance(); return .value(.null)
+            case .true, .yes: _ = advance(); return .value(.bool(true))
+            case .false, .no: _ = advance(); return .value(.bool(false))
+            case .subquery: return try subquery()
+            case let keyword?:
+                throw QueryParser.error(token.column, "expected a property name or a value, found the keyword \(keyword.rawValue)")
+            case nil:
                 return .keyPath(try keyPath(variable: nil))
             }
         case let .variable(name):
@@ -387,7 +371,7 @@ struct QueryParser {
             throw QueryParser.error(column, "the predicate uses argument \(index + 1) but only \(arguments.count) "
                 + "argument\(arguments.count == 1 ? " was" : "s were") given")
         }
-        let value = arguments[index]
+        let value: Any? = arguments[index]
         var which: String { "argument \(index + 1)" }
         // `%@`, the usual format, before the others' string comparisons.
         if format == "@" { return try objectArgument(value, which, column) }

@@ -292,7 +292,12 @@ struct QueryPlanner {
 
     /// Whether the index keys of `p` are sortable doubles (Date; Double and Float if they get indexes),
     /// among which NaN keys must be passed over.
-    static func hasFloatingKeys(_ p: PropertyInfo) -> Bool { [.date, .double, .float].contains(p.property.type) }
+    static func hasFloatingKeys(_ p: PropertyInfo) -> Bool {
+        switch p.property.type {
+        case .date, .double, .float: return true
+        default: return false
+        }
+    }
 
     /// The groups of an index walk (key, then its objects) in query order: NaN keys, which lie at both ends
     /// of the index (by sign bit), become one group of NaN objects in object-key order, right after nil and

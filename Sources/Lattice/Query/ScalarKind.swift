@@ -32,9 +32,20 @@ enum ScalarKind: Equatable {
     }
 
     /// Compared as bytes (in place, without decoding).
-    var isBytes: Bool { [.string, .data, .uuid, .objectId].contains(self) }
+    var isBytes: Bool {
+        switch self {
+        case .string, .data, .uuid, .objectId: return true
+        default: return false
+        }
+    }
+
     /// Ordered numerically.
-    var isNumber: Bool { [.integer, .float, .double, .decimal].contains(self) }
+    var isNumber: Bool {
+        switch self {
+        case .integer, .float, .double, .decimal: return true
+        default: return false
+        }
+    }
 }
 
 /// A resolved scalar property: where its payload is and how to decode it.

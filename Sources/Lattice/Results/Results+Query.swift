@@ -13,7 +13,7 @@ extension Results {
 
     /// ``filter(_:_:)`` with the arguments in an array (for predicates built at run time).
     public func filter(_ predicate: String, argumentArray arguments: [Any]) throws -> Results<Element> {
-        try filtered(QueryParser.parse(predicate, arguments.map { $0 as Any? }))
+        try filtered(QueryParser.parse(predicate, arguments))
     }
 
     /// The objects that also match a type-safe predicate; it means exactly what the
@@ -120,7 +120,7 @@ extension Results {
     /// The position of the first object matching `predicate`, or nil.
     public func index(matching predicate: String, _ arguments: Any...) throws -> Int? {
         guard let info else { return nil }
-        let test = try QueryBinder(info: info).bind(QueryParser.parse(predicate, arguments.map { $0 as Any? })).compile()
+        let test = try QueryBinder(info: info).bind(QueryParser.parse(predicate, arguments)).compile()
         let keys = keys()
         let executor = QueryExecutor(info: info, txn: try lattice.readTransaction(), lattice: lattice)
         for (i, key) in keys.enumerated() where try executor.matches(key, test) { return i }
