@@ -114,10 +114,19 @@ final class NotificationTests: XCTestCase {
         reopened.invalidate()
         let bounded = try open()
         let keep = bounded.objects(NotePet.self).observe { _ in }
-        for i in 0..<Int(ChangeLog.window) + 50 {
+        // Trimmed a batch at a time: never more than window + batch entries, never one of the last
+        // `window` commits missing.
+        for i in 0..<Int(ChangeLog.window + 3 * ChangeLog.trimBatch) + 7 {
             try bounded.write { bounded.object(ofType: NotePet.self, forPrimaryKey: 2)!.age = i }
+            guard i > Int(ChangeLog.window) + 40, i % 9 == 0 else { continue }
+            let count = bounded.reading("log") { try $0.count(table) }
+            XCTAssertLessThanOrEqual(count, Int(ChangeLog.window + ChangeLog.trimBatch), "after commit \(i)")
+            XCTAssertGreaterThanOrEqual(count, Int(ChangeLog.window), "after commit \(i)")
+            let recent = bounded.reading("log") { txn in
+                try ChangeLog(table: table).entries(txn, after: Int64(txn.id) - ChangeLog.window, through: Int64(txn.id))
+            }
+            XCTAssertEqual(recent?.count, Int(ChangeLog.window), "after commit \(i)")
         }
-        XCTAssertLessThanOrEqual(bounded.reading("log") { try $0.count(table) }, Int(ChangeLog.window) + 1)
         keep.invalidate()
     }
 

@@ -83,4 +83,43 @@ final class QueryBuilderTests: QueryTestCase {
         XCTAssertEqual(resolver.name(of: \QItem.optData), "optData")
         XCTAssertEqual(lattice.objects(QItem.self).count, 0, "resolving stores nothing")
     }
+
+    /// A live handle remembers the name it found for a key path; key paths of the same value type stay
+    /// apart, queries built from remembered names mean what fresh ones do, and a frozen handle (read
+    /// from any thread) remembers nothing.
+    func testKeyPathNamesAreRememberedByLiveHandles() throws {
+        let info = try lattice.requireClass(QItem.self)
+        let resolver = KeyPathResolver<QItem>(lattice: lattice, info: info)
+        let ints: [(KeyPath<QItem, Int>, String)] = [(\.id, "id"), (\.int, "int"), (\.intIdx, "intIdx")]
+        let strings: [(KeyPath<QItem, String>, String)] = [(\.string, "string"), (\.stringIdx, "stringIdx")]
+        for _ in 0..<2 {
+            for (keyPath, name) in ints.reversed() { XCTAssertEqual(resolver.name(of: keyPath), name) }
+            for (keyPath, name) in strings { XCTAssertEqual(resolver.name(of: keyPath), name) }
+        }
+        XCTAssertEqual(try resolver.name(ofAny: \QItem.intIdx), "intIdx")
+        XCTAssertEqual(lattice.keyPathNames.count, ints.count + strings.count)
+        XCTAssertEqual(lattice.keyPathNames[\QItem.stringIdx], "stringIdx")
+
+        try lattice.write {
+            for id in 0..<30 {
+                let item = QItem()
+                item.id = id
+                item.int = id % 3
+                item.intIdx = id % 5
+                try lattice.add(item)
+            }
+        }
+        let items = lattice.objects(QItem.self)
+        for _ in 0..<2 {
+            XCTAssertEqual(items.where { $0.int == 1 && $0.intIdx == 2 }.map(\.id), [7, 22])
+            XCTAssertEqual(items.where { $0.intIdx == 1 && $0.int == 2 }.map(\.id), [11, 26])
+            XCTAssertEqual(try items.sorted(by: \.intIdx, ascending: false).prefix(2).map(\.intIdx), [4, 4])
+        }
+
+        let frozen = lattice.freeze()
+        let frozenItems = frozen.objects(QItem.self)
+        XCTAssertEqual(frozenItems.where { $0.int == 1 && $0.intIdx == 2 }.map(\.id), [7, 22])
+        XCTAssertEqual(frozenItems.where { $0.intIdx == 1 && $0.int == 2 }.map(\.id), [11, 26])
+        XCTAssertTrue(frozen.keyPathNames.isEmpty)
+    }
 }

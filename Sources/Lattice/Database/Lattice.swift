@@ -100,6 +100,10 @@ public final class Lattice {
     var recordsAccessErrors = false
     /// Notification state (`HandleObservation`), created with the handle's first observer.
     var observationState: AnyObject?
+    /// The property names of Swift key paths that type-safe queries, key-path sorts and aggregates named
+    /// on this handle (see `KeyPathResolver.remembered`). Kept by live handles only: a frozen handle is
+    /// read from any thread.
+    var keyPathNames: [AnyKeyPath: String] = [:]
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {

@@ -11,20 +11,22 @@ extension KeyPathResolver {
     /// (which know their property), a to-one link, or a single value. Throws for a key path that reads
     /// no persisted property of `Root` itself (a computed property, or a path through a link).
     func name(ofAny keyPath: PartialKeyPath<Root>) throws -> String {
-        if let name = collectionName(reading: { $0[keyPath: keyPath] }) { return name }
-        if let valueType = type(of: keyPath).valueType as? any _Persistable.Type,
-           let name = scalarName(valueType, keyPath) {
-            return name
+        try remembered(keyPath) {
+            if let name = collectionName(reading: { $0[keyPath: keyPath] }) { return name }
+            if let valueType = type(of: keyPath).valueType as? any _Persistable.Type,
+               let name = scalarName(valueType, keyPath) {
+                return name
+            }
+            // Only a key path to a link is read with links set: one going on into the linked object would
+            // read a stored object that may not exist.
+            if type(of: keyPath).valueType is any OptionalObject.Type,
+               let name = linkName(among: info.columns.filter(\.isLink), isSet: { ($0[keyPath: keyPath] as? Object) != nil }) {
+                return name
+            }
+            if let name = linkedName(keyPath) { return name }
+            throw LatticeError.invalidQuery(message: "The key path \(keyPath) does not read a @Persisted property of '\(info.name)' "
+                + "or of an object its to-one links reach (a path through a collection needs the string form).")
         }
-        // Only a key path to a link is read with links set: one going on into the linked object would
-        // read a stored object that may not exist.
-        if type(of: keyPath).valueType is any OptionalObject.Type,
-           let name = linkName(among: info.columns.filter(\.isLink), isSet: { ($0[keyPath: keyPath] as? Object) != nil }) {
-            return name
-        }
-        if let name = linkedName(keyPath) { return name }
-        throw LatticeError.invalidQuery(message: "The key path \(keyPath) does not read a @Persisted property of '\(info.name)' "
-            + "or of an object its to-one links reach (a path through a collection needs the string form).")
     }
 
     /// The name (`"owner.name"`) of a key path through up to three to-one links (`\.owner?.name`), to a

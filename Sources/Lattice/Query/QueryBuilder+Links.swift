@@ -93,10 +93,12 @@ extension KeyPathResolver {
     /// The name of the to-one link a key path reads: the only link to `T`, or the one whose payload, set
     /// on a probe object, the key path reads (one bit of the candidate number per read).
     func linkName<T: Object>(of keyPath: KeyPath<Root, T?>) -> String {
-        let candidates = info.columns.filter { $0.isLink && $0.target?.type == T.self }
-        if candidates.count == 1 { return candidates[0].name }
-        if let name = linkName(among: candidates, isSet: { $0[keyPath: keyPath] != nil }) { return name }
-        unresolved(keyPath)
+        remembered(keyPath) {
+            let candidates = info.columns.filter { $0.isLink && $0.target?.type == T.self }
+            if candidates.count == 1 { return candidates[0].name }
+            if let name = linkName(among: candidates, isSet: { $0[keyPath: keyPath] != nil }) { return name }
+            unresolved(keyPath)
+        }
     }
 
     /// The link among `candidates` that `isSet` finds set on probe objects, or nil when none is.
@@ -120,8 +122,10 @@ extension KeyPathResolver {
 
     /// The name of the collection property a key path reads (collections know their property).
     func collectionName<C>(of keyPath: KeyPath<Root, C>) -> String {
-        if let name = collectionName(reading: { $0[keyPath: keyPath] }) { return name }
-        unresolved(keyPath)
+        remembered(keyPath) {
+            if let name = collectionName(reading: { $0[keyPath: keyPath] }) { return name }
+            unresolved(keyPath)
+        }
     }
 
     /// The collection property whose value `read` returns from a probe object, or nil.

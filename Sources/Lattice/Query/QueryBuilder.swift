@@ -263,12 +263,27 @@ struct KeyPathResolver<Root: Object> {
     let info: ClassInfo
 
     func name<V: _Persistable>(of keyPath: KeyPath<Root, V>) -> String {
-        if let name = scalarName(of: keyPath) { return name }
-        if V.self is any _CustomPersistableBase.Type || V.self is any _OptionalCustom.Type {
-            preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' reads \(V.self), which converts none of "
-                + "the values that tell its properties apart: use the string form (filter(\"name == %@\", value)).")
+        remembered(keyPath) {
+            if let name = scalarName(of: keyPath) { return name }
+            if V.self is any _CustomPersistableBase.Type || V.self is any _OptionalCustom.Type {
+                preconditionFailure("The key path \(keyPath) of a where { } query on '\(info.name)' reads \(V.self), which converts none of "
+                    + "the values that tell its properties apart: use the string form (filter(\"name == %@\", value)).")
+            }
+            unresolved(keyPath)
         }
-        unresolved(keyPath)
+    }
+
+    /// The name `resolve` finds for `keyPath`, found once per live handle: a key path of a model class
+    /// reads the same property every time (the class's properties and their columns come from the class
+    /// itself), and probing costs about 30,000 instructions a key path, more than the rest of a small query.
+    func remembered(_ keyPath: AnyKeyPath, _ resolve: () throws -> String) rethrows -> String {
+        guard lattice.frozenLock == nil else { return try resolve() }
+        if let name = lattice.keyPathNames[keyPath] { return name }
+        let name = try resolve()
+        // Bounded, for programs that build key paths at run time.
+        if lattice.keyPathNames.count >= 1_024 { lattice.keyPathNames.removeAll(keepingCapacity: true) }
+        lattice.keyPathNames[keyPath] = name
+        return name
     }
 
     /// The single-value property `keyPath` reads, or nil when it reads none.

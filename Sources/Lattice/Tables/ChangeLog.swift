@@ -7,13 +7,18 @@
 /// zigzag varint key, and for a modification the varint column mask), and the collection changes (varint
 /// count, then each: varint name index, zigzag varint owner, operation byte and its varints). A commit that
 /// changed more than `maxEntryChanges` things is stored as the single byte `overflow`: its readers
-/// re-evaluate instead. Entries older than `window` commits are trimmed by the writer, so the log stays
-/// under `window` entries of at most about `maxEntryChanges * 24` bytes each.
+/// re-evaluate instead. Entries older than `window` commits are trimmed by the writer (`trimBatch` at a
+/// time), so the log stays under `window + trimBatch` entries of at most about `maxEntryChanges * 24` bytes
+/// each.
 struct ChangeLog {
     let table: Table
 
     /// Entries kept behind the newest one.
     static let window: Int64 = 1_000
+    /// Entries that fell out of the window are trimmed this many at a time: the log's first page is then
+    /// rewritten once a batch instead of at every commit, and the log holds at most `window + trimBatch`
+    /// entries.
+    static let trimBatch: Int64 = 32
     /// More changes than this in one commit are logged as `overflow`.
     static let maxEntryChanges = 1_024
     static let overflow: UInt8 = 0xFF
@@ -22,17 +27,21 @@ struct ChangeLog {
         withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian) { Array($0) }
     }
 
-    /// Stores the entry of transaction `id` and trims entries that fell out of the window.
+    /// Stores the entry of transaction `id` and, once a batch of entries has fallen out of the window,
+    /// trims them.
     func append(_ txn: Transaction, id: Int64, _ changes: ChangeSet) throws {
         let value = ChangeLog.encode(changes)
         try ChangeLog.key(id).withUnsafeBytes { k in _ = try value.withUnsafeBytes { try txn.put(table, k, $0, mode: .append) } }
-        guard id > ChangeLog.window else { return }
+        guard id > ChangeLog.window + ChangeLog.trimBatch else { return }
         let cutoff = ChangeLog.key(id - ChangeLog.window)
+        let batchCutoff = ChangeLog.key(id - ChangeLog.window - ChangeLog.trimBatch)
         // Collected first: no cursor of a write transaction may stay open across a delete.
         let stale = try txn.withCursor(table) { cursor -> [[UInt8]] in
-            var keys: [[UInt8]] = []
             var entry = try cursor.first()
-            while let e = entry, keys.count < 8, e.key.lexicographicallyPrecedes(cutoff) {
+            guard let first = entry, first.key.lexicographicallyPrecedes(batchCutoff) else { return [] }
+            var keys: [[UInt8]] = []
+            // At most a few batches a commit (after commits nobody observed, the whole log may be stale).
+            while let e = entry, keys.count < 4 * Int(ChangeLog.trimBatch), e.key.lexicographicallyPrecedes(cutoff) {
                 keys.append(Array(e.key))
                 entry = try cursor.next()
             }
