@@ -116,21 +116,26 @@ struct QueryParser {
     // MARK: Predicates
 
     private mutating func predicate() throws -> QueryNode {
-        var parts = [try conjunction()]
+        // Most predicates have one part: no array for it.
+        let first = try conjunction()
+        guard isKeyword(current, .or) || isSymbol(current, "||") else { return first }
+        var parts = [first]
         while isKeyword(current, .or) || isSymbol(current, "||") {
             _ = advance()
             parts.append(try conjunction())
         }
-        return parts.count == 1 ? parts[0] : .or(parts)
+        return .or(parts)
     }
 
     private mutating func conjunction() throws -> QueryNode {
-        var parts = [try negation()]
+        let first = try negation()
+        guard isKeyword(current, .and) || isSymbol(current, "&&") else { return first }
+        var parts = [first]
         while isKeyword(current, .and) || isSymbol(current, "&&") {
             _ = advance()
             parts.append(try negation())
         }
-        return parts.count == 1 ? parts[0] : .and(parts)
+        return .and(parts)
     }
 
     private mutating func negation() throws -> QueryNode {
