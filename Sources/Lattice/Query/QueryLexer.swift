@@ -45,22 +45,13 @@ enum QueryKeyword: String {
     case `nil` = "NIL", null = "NULL", `true` = "TRUE", `false` = "FALSE", yes = "YES", no = "NO"
 
     init?(identifier name: String) {
+        // No keyword is longer than FALSEPREDICATE's 14 letters.
         guard name.utf8.count <= 14, name.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         self.init(rawValue: name.uppercased())
     }
 
-    /// The operator this keyword names (`BEGINSWITH`, `IN`, ...), if any.
-    var queryOperator: QueryOperator? {
-        switch self {
-        case .between: return .between
-        case .in: return .in
-        case .beginsWith: return .beginsWith
-        case .endsWith: return .endsWith
-        case .contains: return .contains
-        case .like: return .like
-        default: return nil
-        }
-    }
+    /// The operator this keyword names (`BEGINSWITH`, `IN`, ...), if any: the same spelling.
+    var queryOperator: QueryOperator? { QueryOperator(rawValue: rawValue) }
 }
 
 /// Splits a predicate string into tokens. Never traps: malformed input throws `invalidQuery`.
