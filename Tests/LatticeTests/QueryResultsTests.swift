@@ -86,6 +86,57 @@ final class QueryResultsTests: QueryTestCase {
         XCTAssertEqual(try items.filter("int == 1").filter("optInt != nil").map(\.id), [5])
     }
 
+    /// `index(matching:)` gives the first position whose object matches, whichever way it finds it: by
+    /// the index's matches on results in key order (whole class or filtered, before and after deletes,
+    /// inside a write with its own additions), by testing objects in order otherwise.
+    func testIndexMatchingIsTheFirstPositionThatMatches() throws {
+        try lattice.write {
+            for id in 0..<400 {
+                let item = QItem()
+                item.id = (id * 37) % 400
+                item.intIdx = id % 13
+                item.int = id % 7
+                item.stringIdx = ["rex", "Rover", "bella", "max"][id % 4]
+                item.optIntIdx = id % 5 == 0 ? nil : id % 9
+                try lattice.add(item)
+            }
+        }
+        let predicates: [(String, Int?)] = [
+            ("id == %d", 123), ("id == %d", 999), ("id IN {5, 377, 12}", nil), ("intIdx == %d", 4), ("intIdx == 99", nil),
+            ("intIdx IN {11, 3}", nil), ("stringIdx == 'bella'", nil), ("stringIdx ==[c] 'ROVER'", nil), ("optIntIdx == nil", nil),
+            ("optIntIdx == 8", nil), ("int == 3", nil), ("intIdx == 2 AND int == 5", nil), ("FALSEPREDICATE", nil), ("TRUEPREDICATE", nil),
+        ]
+        func check(_ results: Results<QItem>, _ label: String) throws {
+            let objects = Array(results)
+            for (predicate, argument) in predicates {
+                let arguments: [Any] = argument.map { [$0] } ?? []
+                let matching = Set(try lattice.objects(QItem.self).filter(predicate, argumentArray: arguments).map(\.id))
+                let expected = objects.firstIndex { matching.contains($0.id) }
+                let found = try argument.map { try results.index(matching: predicate, $0) } ?? results.index(matching: predicate)
+                XCTAssertEqual(found, expected, "\(label): \(predicate)")
+            }
+        }
+        let all = lattice.objects(QItem.self)
+        let filtered = try all.filter("int != 3")
+        try check(all, "whole class")
+        try check(filtered, "filtered")
+        try check(try all.sorted(byKeyPath: "intIdx", ascending: false), "sorted")
+        try lattice.write {
+            try lattice.delete(try all.filter("id < 40 OR intIdx == 4"))
+            for id in 400..<420 {
+                let item = QItem()
+                item.id = id
+                item.intIdx = 4
+                item.stringIdx = "bella"
+                try lattice.add(item)
+            }
+            try check(all, "whole class in a write")
+            try check(filtered, "filtered in a write")
+        }
+        try check(all, "whole class after the write")
+        try check(filtered, "filtered after the write")
+    }
+
     func testChainedFiltersMakeOnePlan() throws {
         try seed()
         let chained = try items.filter("intIdx == 3").filter("string == 'B'")

@@ -118,11 +118,29 @@ extension Results {
     }
 
     /// The position of the first object matching `predicate`, or nil.
+    ///
+    /// On results in object-key order (a class, filtered or not, unsorted) a predicate an index answers
+    /// by its keys (`==` or `IN` on an indexed property or the primary key) finds its matches there and
+    /// looks them up among the results: no record is read. Otherwise the objects are tested in order
+    /// until one matches.
     public func index(matching predicate: String, _ arguments: Any...) throws -> Int? {
         guard let info else { return nil }
-        let test = try QueryBinder(info: info).bind(QueryParser.parse(predicate, arguments)).compile()
+        let bound = try QueryBinder(info: info).bind(QueryParser.parse(predicate, arguments))
         let keys = keys()
-        let executor = QueryExecutor(info: info, txn: try lattice.readTransaction(), lattice: lattice)
+        let txn = try lattice.readTransaction()
+        let executor = QueryExecutor(info: info, txn: txn, lattice: lattice)
+        if case .all = source, query.ops.isEmpty {
+            let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(bound)
+            if case .none = plan.access { return nil }
+            if plan.isExactIndexScan, case let .index(scan) = plan.access, case .keys = scan.shape {
+                // The matches come in key order, as the results do: the first one among them is first.
+                for key in try executor.keys(plan) {
+                    if let position = Self.position(of: key, inAscending: keys) { return position }
+                }
+                return nil
+            }
+        }
+        let test = bound.compile()
         for (i, key) in keys.enumerated() where try executor.matches(key, test) { return i }
         return nil
     }
