@@ -137,6 +137,99 @@ final class QueryResultsTests: QueryTestCase {
         try check(filtered, "filtered after the write")
     }
 
+    /// Results a program keeps and reads after each of its own writes (patched from those writes' changes
+    /// where they can be) always read what a fresh evaluation reads: after inserts that match or not,
+    /// deletes, writes to filtered, sorted and other columns, several commits between reads, a large
+    /// commit, a cancelled write, reads inside a write, and another handle's commit.
+    func testKeptResultsFollowTheHandlesOwnCommits() throws {
+        var rng = SplitMix64(state: 11)
+        func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        var nextID = 0
+        func add(_ count: Int) throws {
+            for _ in 0..<count {
+                let item = QItem()
+                item.id = nextID
+                nextID += 1
+                item.int = random(10)
+                item.intIdx = random(6)
+                item.double = Double(random(50))
+                item.string = ["a", "b", "c"][random(3)]
+                try lattice.add(item)
+            }
+        }
+        try lattice.write { try add(300) }
+        let all = lattice.objects(QItem.self)
+        let kept: [Results<QItem>] = [
+            try all.filter("intIdx == 2").sorted(byKeyPath: "double", ascending: false),
+            try all.filter("int < 5").sorted(byKeyPath: "intIdx").sorted(byKeyPath: "double"),
+            try all.filter("string == 'b' AND int >= 3"),
+            try all.sorted(byKeyPath: "int"),
+            all,
+        ]
+        func fresh() throws -> [[Int]] {
+            let all = lattice.objects(QItem.self)
+            return [
+                try all.filter("intIdx == 2").sorted(byKeyPath: "double", ascending: false).map(\.id),
+                try all.filter("int < 5").sorted(byKeyPath: "intIdx").sorted(byKeyPath: "double").map(\.id),
+                try all.filter("string == 'b' AND int >= 3").map(\.id),
+                try all.sorted(byKeyPath: "int").map(\.id),
+                all.map(\.id),
+            ]
+        }
+        func check(_ label: String) throws {
+            let expected = try fresh()
+            for (i, results) in kept.enumerated() {
+                // Each way of reading: the count, an end, then every element.
+                XCTAssertEqual(results.count, expected[i].count, "\(label), results \(i): count")
+                XCTAssertEqual(results.first?.id, expected[i].first, "\(label), results \(i): first")
+                XCTAssertEqual(results.last?.id, expected[i].last, "\(label), results \(i): last")
+                XCTAssertEqual(results.map(\.id), expected[i], "\(label), results \(i)")
+            }
+        }
+        func change(_ edits: Int) throws {
+            for _ in 0..<edits {
+                let live = Array(lattice.objects(QItem.self))
+                switch random(6) {
+                case 0: try add(1 + random(3))
+                case 1: try live.randomElement(using: &rng).map { try lattice.delete($0) }
+                case 2: live.randomElement(using: &rng)?.double = Double(random(50))
+                case 3: live.randomElement(using: &rng)?.intIdx = random(6)
+                case 4: live.randomElement(using: &rng)?.int = random(10)
+                default: live.randomElement(using: &rng)?.optString = "x\(random(9))"  // read by no query
+                }
+            }
+        }
+        try check("start")
+        for round in 0..<60 {
+            try lattice.write { try change(1 + random(4)) }
+            if round % 7 == 3 { try lattice.write { try change(2) } }  // two commits between reads
+            if round % 13 == 5 { for _ in 0..<10 { try lattice.write { try change(1) } } }  // more than are kept
+            try check("round \(round)")
+        }
+        try lattice.write { try add(300) }  // a commit too large to keep
+        try check("after a large commit")
+        try lattice.beginWrite()
+        try change(5)
+        lattice.cancelWrite()
+        try check("after a cancelled write")
+        try lattice.write {
+            try change(3)
+            try check("inside a write")
+        }
+        try check("after reading inside a write")
+        let other = try Lattice(configuration: config)
+        try other.write {
+            let item = QItem()
+            item.id = 100_000
+            item.intIdx = 2
+            item.int = 1
+            item.string = "b"
+            try other.add(item)
+        }
+        try lattice.write { try change(2) }
+        try check("after another handle's commit")
+    }
+
     func testChainedFiltersMakeOnePlan() throws {
         try seed()
         let chained = try items.filter("intIdx == 3").filter("string == 'B'")

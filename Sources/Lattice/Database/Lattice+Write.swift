@@ -126,10 +126,34 @@ extension Lattice {
         // transaction that changed nothing, and the next one then gets the same id).
         viewCommit = env.lastTransactionID
         writer = nil
+        keepOwnCommit(write.changes)
         keyedCacheCommitted(viewCommit)
         env.writerLock.unlock()
         didEndSnapshot()
         (observationState as? HandleObservation)?.didCommit(skipping: skipped)
+    }
+
+    /// Keeps the change set of a commit just made through this handle: the last `keptOwnCommits`, each
+    /// of at most `maxOwnCommitChanges` changes (a larger one leaves a gap `ownChanges` reports).
+    private func keepOwnCommit(_ changes: ChangeSet) {
+        ownCommitCount &+= 1
+        guard changes.objects.count + changes.collections.count <= Lattice.maxOwnCommitChanges else {
+            ownCommits.removeAll()
+            return
+        }
+        if ownCommits.count == Lattice.keptOwnCommits { ownCommits.removeFirst() }
+        ownCommits.append((ownCommitCount, changes))
+    }
+
+    static let keptOwnCommits = 8
+    static let maxOwnCommitChanges = 256
+
+    /// The change sets of the commits made through this handle after its `number`-th, oldest first; nil
+    /// when one of them is no longer kept.
+    func ownChanges(after number: UInt64) -> [ChangeSet]? {
+        if number == ownCommitCount { return [] }
+        guard let first = ownCommits.first, first.number <= number &+ 1 else { return nil }
+        return ownCommits.filter { $0.number > number }.map(\.changes)
     }
 
     private func abortWrite() {

@@ -104,6 +104,9 @@ public final class Lattice {
     /// on this handle (see `KeyPathResolver.remembered`). Kept by live handles only: a frozen handle is
     /// read from any thread.
     var keyPathNames: [AnyKeyPath: String] = [:]
+    /// Commits made through this handle, and the change sets of the last few (see `ownChanges(after:)`).
+    var ownCommitCount: UInt64 = 0
+    var ownCommits: [(number: UInt64, changes: ChangeSet)] = []
 
     /// Opens ``Configuration/defaultConfiguration``.
     public convenience init() throws {

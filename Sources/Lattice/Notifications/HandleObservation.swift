@@ -40,9 +40,7 @@ final class DeliveryContext {
                 try? ChangeLog(table: table).entries(lattice.readTransaction(), after: after, through: version)
             }
         }
-        let summary = entries.map { entries in
-            ChangeSummary(entries, after: after) { className, property in lattice.classesByName[className]?.columns.first { $0.name == property }?.column }
-        }
+        let summary = entries.map { ChangeSummary($0, after: after, in: lattice) }
         summaries[after] = summary
         return summary
     }

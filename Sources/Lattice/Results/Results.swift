@@ -37,13 +37,36 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
         guard let info else { return [] }
-        return lattice.synchronized { cache.keysOrStop(lattice, info) { try evaluateKeys($0, $1) } }
+        return lattice.synchronized {
+            patchKeys(info)
+            return cache.keysOrStop(lattice, info) { try evaluateKeys($0, $1) }
+        }
     }
 
     /// `keys()` for throwing APIs: a storage error (a damaged record) is thrown instead of stopping.
     func checkedKeys() throws -> [Int64] {
         guard let info else { return [] }
-        return try lattice.synchronized { try cache.keys(lattice, info) { try evaluateKeys($0, $1) } }
+        return try lattice.synchronized {
+            patchKeys(info)
+            return try cache.keys(lattice, info) { try evaluateKeys($0, $1) }
+        }
+    }
+
+    /// Whether the kept keys are current, after patching in the handle's own commits where it can
+    /// (see `ResultsKeyCache.patch`): results a program keeps and reads after each of its writes (a
+    /// filtered, sorted list) place the objects those writes touched, as an observer does, instead of
+    /// evaluating the query again.
+    private func keysCurrent(_ info: ClassInfo) -> Bool {
+        patchKeys(info)
+        return cache.isCurrent(lattice, info)
+    }
+
+    private func patchKeys(_ info: ClassInfo) {
+        cache.patch(lattice, info) { keys, changes in
+            guard let placement = ResultsPlacement(self) else { return nil }
+            return placement.change(old: keys, ChangeSummary(changes, after: 0, in: lattice), lattice, checkAll: false,
+                                    alsoModified: [], isModified: { _ in false })?.elements
+        }
     }
 
     /// The objects, read through throwing paths (see `CheckedObjects`).
@@ -88,7 +111,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var count: Int {
         guard let info else { return 0 }
         return lattice.synchronized {
-            if cache.isCurrent(lattice, info) { return cache.keys.count }
+            if keysCurrent(info) { return cache.keys.count }
             if let n = cache.countIfCurrent(lattice, info) { return n }
             if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) {
                 cache.keepCount(n, lattice, info)
@@ -135,7 +158,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var isEmpty: Bool {
         guard let info else { return true }
         let known: Int? = lattice.synchronized {
-            if cache.isCurrent(lattice, info) { return cache.keys.count }
+            if keysCurrent(info) { return cache.keys.count }
             return lattice.reading("the count of '\(info.name)'") { try countWithoutReading(info, $0) }
         }
         if let known { return known == 0 }
@@ -148,7 +171,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// nil when the results are not such, or their keys are at hand already.
     private func sortedEnd(_ info: ClassInfo, first: Bool) -> Int64?? {
         guard query.ops.count == 1, case let .sort(descriptors) = query.ops[0],
-              !lattice.synchronized({ cache.isCurrent(lattice, info) }) else { return nil }
+              !lattice.synchronized({ keysCurrent(info) }) else { return nil }
         return lattice.reading("the objects of '\(info.name)'") { txn in
             if case .all = source, query.bound == nil, descriptors.count == 1, let column = descriptors[0].path.rootColumn,
                // Ties keep object-key order either way: the first object sorted descending is the first of the
@@ -170,7 +193,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// collection's unsorted filter, its elements checked from that end until one matches (a List's
     /// entries read one by one for the first). Otherwise every key is evaluated (and kept).
     private func endKey(_ info: ClassInfo, first: Bool) -> Int64? {
-        let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
+        let cached: Int64?? = lattice.synchronized { keysCurrent(info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
         if let cached { return cached }
         guard query.ops.isEmpty else { return first ? keys().first : keys().last }
         switch source {
@@ -332,6 +355,9 @@ final class ResultsKeyCache {
     /// What `keys` were evaluated at (nil: never).
     private var stamp: KeyStamp?
     private(set) var keys: [Int64] = []
+    /// The handle's count of its own commits when `keys` were taken outside a write transaction (nil
+    /// inside one): commits the handle made since can be patched in (see `patch`).
+    private var stampCommit: UInt64?
 
     struct KeyStamp: Equatable {
         let view: UInt64
@@ -388,6 +414,19 @@ final class ResultsKeyCache {
     func adopt(_ keys: [Int64], _ lattice: Lattice, _ info: ClassInfo) {
         self.keys = keys
         stamp = currentStamp(lattice, info)
+        stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil
+    }
+
+    /// Brings stale `keys` up to date through `patch` when only commits made through the handle came
+    /// since they were taken (the same view of the file, no write open) and the results depend on the
+    /// class's own columns only: `patch` gets the keys and those commits' change sets, and returns the
+    /// new keys, or nil when it cannot place them (the next read then evaluates the query).
+    func patch(_ lattice: Lattice, _ info: ClassInfo, _ patch: ([Int64], [ChangeSet]) -> [Int64]?) {
+        guard columns != nil, lattice.writer == nil, let old = stamp, let since = stampCommit else { return }
+        let current = currentStamp(lattice, info)
+        guard old != current, old.view == current.view, let changes = lattice.ownChanges(after: since),
+              let patched = patch(keys, changes) else { return }
+        adopt(patched, lattice, info)
     }
     // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches it, under the
     // handle's `synchronized`, and nothing it calls comes back here.
@@ -399,6 +438,7 @@ final class ResultsKeyCache {
         if stamp == current { return keys }
         keys = try evaluate(info, lattice.readTransaction())
         stamp = current
+        stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil
         return keys
     }
 

@@ -20,6 +20,13 @@ struct ChangeSummary {
     /// The version the summarized commits follow (they run from just after it to the handle's view).
     let after: Int64
 
+    /// The summary of `entries`, collection properties numbered by `lattice`'s classes.
+    init(_ entries: [ChangeSet], after: Int64, in lattice: Lattice) {
+        self.init(entries, after: after) { className, property in
+            lattice.classesByName[className]?.columns.first { $0.name == property }?.column
+        }
+    }
+
     init(_ entries: [ChangeSet], after: Int64, columnOf: (String, String) -> Int?) {
         self.after = after
         for entry in entries {
