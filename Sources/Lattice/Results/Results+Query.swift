@@ -135,7 +135,7 @@ extension Results {
             if plan.isExactIndexScan, case let .index(scan) = plan.access, case .keys = scan.shape {
                 // The matches come in key order, as the results do: the first one among them is first.
                 for key in try executor.keys(plan) {
-                    if let position = Self.position(of: key, inAscending: keys) { return position }
+                    if let position = keys.position(ofAscending: key) { return position }
                 }
                 return nil
             }

@@ -253,18 +253,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         // Only unordered results of a whole class are in object-key order.
         if case .collection = source { return keys.firstIndex(of: object._key) }
         if !query.ops.isEmpty { return keys.firstIndex(of: object._key) }
-        return Self.position(of: object._key, inAscending: keys)
-    }
-
-    /// Where `key` is in `keys` (ascending), by binary search; nil when absent.
-    static func position(of key: Int64, inAscending keys: [Int64]) -> Int? {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let mid = (low + high) / 2
-            if keys[mid] < key { low = mid + 1 } else { high = mid }
-        }
-        return low < keys.count && keys[low] == key ? low : nil
+        return keys.position(ofAscending: object._key)
     }
 
     /// `contains(_:)` of an object of this handle is ``index(of:)``: a search of the results' keys, no

@@ -186,10 +186,7 @@ struct ResultsPlacement {
         var out: [Int64: Int] = [:]
         if sorts.isEmpty {
             // Unsorted results are in key order.
-            for key in keys {
-                let at = old.partitionIndex { $0 >= key }
-                if at < old.count, old[at] == key { out[key] = at }
-            }
+            for key in keys { out[key] = old.position(ofAscending: key) }
         } else if keys.count <= 16 {
             for key in keys { if let at = old.firstIndex(of: key) { out[key] = at } }
         } else {
@@ -209,5 +206,13 @@ extension Array {
             if predicate(self[mid]) { high = mid } else { low = mid + 1 }
         }
         return low
+    }
+}
+
+extension Array where Element == Int64 {
+    /// Where `key` is in this array, whose elements ascend (binary search); nil when absent.
+    func position(ofAscending key: Int64) -> Int? {
+        let at = partitionIndex { $0 >= key }
+        return at < count && self[at] == key ? at : nil
     }
 }
