@@ -38,7 +38,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     func keys() -> [Int64] {
         guard let info else { return [] }
         return lattice.synchronized {
-            patchKeys(info)
+            _ = keysCurrent(info)
             return cache.keysOrStop(lattice, info) { try evaluateKeys($0, $1) }
         }
     }
@@ -47,7 +47,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     func checkedKeys() throws -> [Int64] {
         guard let info else { return [] }
         return try lattice.synchronized {
-            patchKeys(info)
+            _ = keysCurrent(info)
             return try cache.keys(lattice, info) { try evaluateKeys($0, $1) }
         }
     }
@@ -57,16 +57,14 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// filtered, sorted list) place the objects those writes touched, as an observer does, instead of
     /// evaluating the query again.
     private func keysCurrent(_ info: ClassInfo) -> Bool {
-        patchKeys(info)
-        return cache.isCurrent(lattice, info)
-    }
-
-    private func patchKeys(_ info: ClassInfo) {
+        if cache.isCurrent(lattice, info) { return true }
+        guard cache.mayPatch(lattice) else { return false }
         cache.patch(lattice, info) { keys, changes in
             guard let placement = ResultsPlacement(self) else { return nil }
             return placement.change(old: keys, ChangeSummary(changes, after: 0, in: lattice), lattice, checkAll: false,
                                     alsoModified: [], isModified: { _ in false })?.elements
         }
+        return cache.isCurrent(lattice, info)
     }
 
     /// The objects, read through throwing paths (see `CheckedObjects`).
@@ -406,12 +404,15 @@ final class ResultsKeyCache {
         stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil
     }
 
+    /// Whether `patch` may find anything to do (checked before it, which is dearer to call).
+    func mayPatch(_ lattice: Lattice) -> Bool { columns != nil && stampCommit != nil && lattice.writer == nil }
+
     /// Brings stale `keys` up to date through `patch` when only commits made through the handle came
     /// since they were taken (the same view of the file, no write open) and the results depend on the
     /// class's own columns only: `patch` gets the keys and those commits' change sets, and returns the
     /// new keys, or nil when it cannot place them (the next read then evaluates the query).
     func patch(_ lattice: Lattice, _ info: ClassInfo, _ patch: ([Int64], [ChangeSet]) -> [Int64]?) {
-        guard columns != nil, lattice.writer == nil, let old = stamp, let since = stampCommit else { return }
+        guard mayPatch(lattice), let old = stamp, let since = stampCommit else { return }
         let current = currentStamp(lattice, info)
         guard old != current, old.view == current.view, let changes = lattice.ownChanges(after: since),
               let patched = patch(keys, changes) else { return }
