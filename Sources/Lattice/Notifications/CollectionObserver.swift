@@ -91,7 +91,7 @@ extension Results {
                                    unchangedOrder: { _, old in old })
         }
         let observed = ObservedColumns(info, keyPaths: keyPaths)
-        let queryColumns = self.queryColumns()
+        let queryColumns = query.plainColumns(of: info)
         let ownerClass: String? = { if case let .collection(owner, _) = source { return owner._info?.name } else { return nil } }()
         let related = info.forwardReachableClasses(depth: 4)
         let placement = ResultsPlacement(self)
@@ -137,29 +137,6 @@ extension Results {
                     return change
                 }
             })
-    }
-
-    /// The columns the filter and sorts read, when every key path is a plain column of the class; nil
-    /// when some path goes through a link or collection.
-    func queryColumns() -> UInt64? {
-        guard let info else { return 0 }
-        var mask: UInt64 = 0
-        func column(_ name: String) -> Bool {
-            guard let p = info.columns.first(where: { $0.name == name }), p.property.collection == nil, !p.isLink else { return false }
-            mask |= ChangeSet.columnBit(p.column)
-            return true
-        }
-        for step in query.ops {
-            switch step {
-            case let .sort(keys): for key in keys where !column(key.path.text) { return nil }
-            case let .distinct(paths): for path in paths where !column(path.text) { return nil }
-            }
-        }
-        if let node = query.node {
-            guard let names = node.plainKeyPaths() else { return nil }
-            for name in names where !column(name) { return nil }
-        }
-        return mask
     }
 
     /// Observes these results: `block` first gets `.initial` with them, then `.update` after each commit
@@ -261,24 +238,6 @@ extension QueryNode {
         case let .comparison(c): return c.lhs.holdsObjectArgument || c.rhs.holdsObjectArgument
         }
     }
-
-    /// The key paths the predicate reads, when each is one plain name of the queried class; nil otherwise.
-    func plainKeyPaths() -> [String]? {
-        switch self {
-        case .constant: return []
-        case let .not(node): return node.plainKeyPaths()
-        case let .and(nodes), let .or(nodes):
-            var out: [String] = []
-            for node in nodes {
-                guard let names = node.plainKeyPaths() else { return nil }
-                out += names
-            }
-            return out
-        case let .comparison(c):
-            guard c.quantifier == nil, let l = c.lhs.plainKeyPaths(), let r = c.rhs.plainKeyPaths() else { return nil }
-            return l + r
-        }
-    }
 }
 
 extension QueryExpression {
@@ -288,23 +247,6 @@ extension QueryExpression {
         case let .value(value): if case .object = value { return true } else { return false }
         case let .list(items): return items.contains { $0.holdsObjectArgument }
         case let .subquery(_, _, predicate, _): return predicate.holdsObjectArgument
-        }
-    }
-
-    func plainKeyPaths() -> [String]? {
-        switch self {
-        case let .keyPath(path):
-            guard path.variable == nil, path.collectionOperator == nil, path.segments.count == 1 else { return nil }
-            return path.segments
-        case .value: return []
-        case let .list(items):
-            var out: [String] = []
-            for item in items {
-                guard let names = item.plainKeyPaths() else { return nil }
-                out += names
-            }
-            return out
-        case .subquery: return nil
         }
     }
 }

@@ -31,40 +31,20 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                 indexOrder = (column, descriptors[0].ascending)
             }
         }
-        cache = ResultsKeyCache(wholeClass: wholeClass, columns: columns, indexOrder: indexOrder)
+        cache = ResultsKeyCache(wholeClass: wholeClass, columns: columns, indexOrder: indexOrder,
+                                patching: columns == nil ? nil : query)
     }
 
     /// The matching object keys in result order, evaluated once per change of the handle's view.
     func keys() -> [Int64] {
         guard let info else { return [] }
-        return lattice.synchronized {
-            _ = keysCurrent(info)
-            return cache.keysOrStop(lattice, info) { try evaluateKeys($0, $1) }
-        }
+        return lattice.synchronized { cache.keysOrStop(lattice, info) { try evaluateKeys($0, $1) } }
     }
 
     /// `keys()` for throwing APIs: a storage error (a damaged record) is thrown instead of stopping.
     func checkedKeys() throws -> [Int64] {
         guard let info else { return [] }
-        return try lattice.synchronized {
-            _ = keysCurrent(info)
-            return try cache.keys(lattice, info) { try evaluateKeys($0, $1) }
-        }
-    }
-
-    /// Whether the kept keys are current, after patching in the handle's own commits where it can
-    /// (see `ResultsKeyCache.patch`): results a program keeps and reads after each of its writes (a
-    /// filtered, sorted list) place the objects those writes touched, as an observer does, instead of
-    /// evaluating the query again.
-    private func keysCurrent(_ info: ClassInfo) -> Bool {
-        if cache.isCurrent(lattice, info) { return true }
-        guard cache.mayPatch(lattice) else { return false }
-        cache.patch(lattice, info) { keys, changes in
-            guard let placement = ResultsPlacement(self) else { return nil }
-            return placement.change(old: keys, ChangeSummary(changes, after: 0, in: lattice), lattice, checkAll: false,
-                                    alsoModified: [], isModified: { _ in false })?.elements
-        }
-        return cache.isCurrent(lattice, info)
+        return try lattice.synchronized { try cache.keys(lattice, info) { try evaluateKeys($0, $1) } }
     }
 
     /// The objects, read through throwing paths (see `CheckedObjects`).
@@ -109,7 +89,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var count: Int {
         guard let info else { return 0 }
         return lattice.synchronized {
-            if keysCurrent(info) { return cache.keys.count }
+            if cache.isCurrent(lattice, info) { return cache.keys.count }
             if let n = cache.countIfCurrent(lattice, info) { return n }
             if let n = lattice.reading("the count of '\(info.name)'", { try countWithoutReading(info, $0) }) {
                 cache.keepCount(n, lattice, info)
@@ -156,7 +136,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     public var isEmpty: Bool {
         guard let info else { return true }
         let known: Int? = lattice.synchronized {
-            if keysCurrent(info) { return cache.keys.count }
+            if cache.isCurrent(lattice, info) { return cache.keys.count }
             return lattice.reading("the count of '\(info.name)'") { try countWithoutReading(info, $0) }
         }
         if let known { return known == 0 }
@@ -169,7 +149,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// nil when the results are not such, or their keys are at hand already.
     private func sortedEnd(_ info: ClassInfo, first: Bool) -> Int64?? {
         guard query.ops.count == 1, case let .sort(descriptors) = query.ops[0],
-              !lattice.synchronized({ keysCurrent(info) }) else { return nil }
+              !lattice.synchronized({ cache.isCurrent(lattice, info) }) else { return nil }
         return lattice.reading("the objects of '\(info.name)'") { txn in
             if case .all = source, query.bound == nil, descriptors.count == 1, let column = descriptors[0].path.rootColumn,
                // Ties keep object-key order either way: the first object sorted descending is the first of the
@@ -191,7 +171,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     /// collection's unsorted filter, its elements checked from that end until one matches (a List's
     /// entries read one by one for the first). Otherwise every key is evaluated (and kept).
     private func endKey(_ info: ClassInfo, first: Bool) -> Int64? {
-        let cached: Int64?? = lattice.synchronized { keysCurrent(info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
+        let cached: Int64?? = lattice.synchronized { cache.isCurrent(lattice, info) ? .some(first ? cache.keys.first : cache.keys.last) : nil }
         if let cached { return cached }
         guard query.ops.isEmpty else { return first ? keys().first : keys().last }
         switch source {
@@ -352,11 +332,16 @@ final class ResultsKeyCache {
         let columns: UInt64
     }
 
-    init(wholeClass: Bool, columns: UInt64?, indexOrder: (column: ScalarColumn, ascending: Bool)? = nil) {
+    init(wholeClass: Bool, columns: UInt64?, indexOrder: (column: ScalarColumn, ascending: Bool)? = nil, patching query: ResultsQuery? = nil) {
         self.wholeClass = wholeClass
         self.columns = columns
         self.indexOrder = indexOrder
+        self.query = query
     }
+
+    /// The query of results of a whole class whose keys depend on its own columns only (nil otherwise):
+    /// what `patch` places the objects of the handle's own commits by.
+    private let query: ResultsQuery?
 
     /// For a whole class sorted by one property: that property and the direction. When it is indexed,
     /// positions near the start are read from the start of the index (`prefix`), so the first screenful
@@ -379,8 +364,12 @@ final class ResultsKeyCache {
         return stamp
     }
 
-    /// Whether `keys` are those of the handle's current view.
-    func isCurrent(_ lattice: Lattice, _ info: ClassInfo) -> Bool { stamp == currentStamp(lattice, info) }
+    /// Whether `keys` are those of the handle's current view, after patching in the handle's own commits
+    /// where it can (see `patch`).
+    func isCurrent(_ lattice: Lattice, _ info: ClassInfo) -> Bool {
+        let current = currentStamp(lattice, info)
+        return stamp == current || patch(lattice, info, current)
+    }
 
     /// A count found without the keys (an index's entries counted), and its stamp: `count` is asked again
     /// and again (slicing reads `endIndex` several times: `Array(results.prefix(20))` asked it seven times).
@@ -404,20 +393,23 @@ final class ResultsKeyCache {
         stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil
     }
 
-    /// Whether `patch` may find anything to do (checked before it, which is dearer to call).
-    func mayPatch(_ lattice: Lattice) -> Bool { columns != nil && stampCommit != nil && lattice.writer == nil }
-
-    /// Brings stale `keys` up to date through `patch` when only commits made through the handle came
-    /// since they were taken (the same view of the file, no write open) and the results depend on the
-    /// class's own columns only: `patch` gets the keys and those commits' change sets, and returns the
-    /// new keys, or nil when it cannot place them (the next read then evaluates the query).
-    func patch(_ lattice: Lattice, _ info: ClassInfo, _ patch: ([Int64], [ChangeSet]) -> [Int64]?) {
-        guard mayPatch(lattice), let old = stamp, let since = stampCommit else { return }
-        let current = currentStamp(lattice, info)
-        guard old != current, old.view == current.view, let changes = lattice.ownChanges(after: since),
-              let patched = patch(keys, changes) else { return }
-        adopt(patched, lattice, info)
+    /// Brings stale `keys` up to the `current` stamp when only commits made through the handle came since
+    /// they were taken (the same view of the file, no write open) and the results are of a class filtered
+    /// and sorted on its own columns: the objects those commits inserted, deleted or changed in a column
+    /// the query reads are placed into them, as an observer places them (`ResultsPlacement`), instead of
+    /// evaluating the query again. Whether it did.
+    private func patch(_ lattice: Lattice, _ info: ClassInfo, _ current: KeyStamp) -> Bool {
+        guard let query, let since = stampCommit, let old = stamp, old.view == current.view, lattice.writer == nil,
+              let changes = lattice.ownChanges(after: since), !changes.isEmpty,
+              let placement = ResultsPlacement(info: info, query: query, source: .all),
+              let change = placement.change(old: keys, ChangeSummary(changes, after: 0, in: lattice), lattice, checkAll: false,
+                                            alsoModified: [], isModified: { _ in false }) else { return false }
+        keys = change.elements
+        stamp = current
+        stampCommit = lattice.ownCommitCount
+        return true
     }
+
     // Without runtime exclusivity checks (a call on every read): only `object(at:)` touches it, under the
     // handle's `synchronized`, and nothing it calls comes back here.
     @exclusivity(unchecked) private var positional = PositionalReader()
@@ -425,7 +417,7 @@ final class ResultsKeyCache {
     /// The keys, evaluated by `evaluate` when the handle's view changed since they were last.
     func keys(_ lattice: Lattice, _ info: ClassInfo, _ evaluate: (ClassInfo, Transaction) throws -> [Int64]) throws -> [Int64] {
         let current = currentStamp(lattice, info)
-        if stamp == current { return keys }
+        if stamp == current || patch(lattice, info, current) { return keys }
         keys = try evaluate(info, lattice.readTransaction())
         stamp = current
         stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil

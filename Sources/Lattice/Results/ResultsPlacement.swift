@@ -38,17 +38,22 @@ struct ResultsPlacement {
     /// The placement of `results`; nil for results of a collection property, with `distinct`, or with a
     /// filter or sort that reads through links or collections.
     init?<Element>(_ results: Results<Element>) {
-        guard let info = results.info, case .all = results.source, let queryColumns = results.queryColumns() else { return nil }
+        self.init(info: results.info, query: results.query, source: results.source)
+    }
+
+    /// The placement of the results of `query` over `source` (see `init(_:)`).
+    init?(info: ClassInfo?, query: ResultsQuery, source: ResultsSource) {
+        guard let info, case .all = source, let queryColumns = query.plainColumns(of: info) else { return nil }
         var sorts: [(path: ResolvedPath, ascending: Bool)] = []
         // A later `sorted` step re-sorts stably: its keys come first, the earlier steps break its ties.
-        for step in results.query.ops.reversed() {
+        for step in query.ops.reversed() {
             guard case let .sort(keys) = step else { return nil }
             sorts += keys
         }
         self.info = info
         self.queryColumns = queryColumns
         self.sorts = sorts
-        test = results.query.bound?.compile()
+        test = query.bound?.compile()
     }
 
     /// The change from `old` (the elements at the previous delivery) given what the commits since changed;

@@ -41,6 +41,71 @@ extension ResultsQuery {
     }
 }
 
+extension ResultsQuery {
+    /// The columns the filter and sorts read, when every key path is a plain column of the class; nil
+    /// when some path goes through a link or collection.
+    func plainColumns(of info: ClassInfo?) -> UInt64? {
+        guard let info else { return 0 }
+        var mask: UInt64 = 0
+        func column(_ name: String) -> Bool {
+            guard let p = info.columns.first(where: { $0.name == name }), p.property.collection == nil, !p.isLink else { return false }
+            mask |= ChangeSet.columnBit(p.column)
+            return true
+        }
+        for step in ops {
+            switch step {
+            case let .sort(keys): for key in keys where !column(key.path.text) { return nil }
+            case let .distinct(paths): for path in paths where !column(path.text) { return nil }
+            }
+        }
+        if let node {
+            guard let names = node.plainKeyPaths() else { return nil }
+            for name in names where !column(name) { return nil }
+        }
+        return mask
+    }
+}
+
+extension QueryNode {
+    /// The key paths the predicate reads, when each is one plain name of the queried class; nil otherwise.
+    func plainKeyPaths() -> [String]? {
+        switch self {
+        case .constant: return []
+        case let .not(node): return node.plainKeyPaths()
+        case let .and(nodes), let .or(nodes):
+            var out: [String] = []
+            for node in nodes {
+                guard let names = node.plainKeyPaths() else { return nil }
+                out += names
+            }
+            return out
+        case let .comparison(c):
+            guard c.quantifier == nil, let l = c.lhs.plainKeyPaths(), let r = c.rhs.plainKeyPaths() else { return nil }
+            return l + r
+        }
+    }
+}
+
+extension QueryExpression {
+    /// The key paths the expression reads, when each is one plain name of the queried class; nil otherwise.
+    func plainKeyPaths() -> [String]? {
+        switch self {
+        case let .keyPath(path):
+            guard path.variable == nil, path.collectionOperator == nil, path.segments.count == 1 else { return nil }
+            return path.segments
+        case .value: return []
+        case let .list(items):
+            var out: [String] = []
+            for item in items {
+                guard let names = item.plainKeyPaths() else { return nil }
+                out += names
+            }
+            return out
+        case .subquery: return nil
+        }
+    }
+}
+
 extension BoundNode {
     /// See `ResultsQuery.columnMask`.
     var columnMask: UInt64? {
