@@ -230,6 +230,62 @@ final class QueryResultsTests: QueryTestCase {
         try check("after another handle's commit")
     }
 
+    /// `first` and `last` of sorted results that are never read in full (found by one pass over the sort
+    /// values, and kept until something they depend on changes) read what a fresh evaluation reads, asked
+    /// again and again, after own writes to sorted, filtered and other columns, and after another
+    /// handle's commit picked up by `refresh()`.
+    func testEndsOfSortedResultsReadAgainAfterChanges() throws {
+        var rng = SplitMix64(state: 5)
+        func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        try lattice.write {
+            for id in 0..<200 {
+                let item = QItem()
+                item.id = id
+                item.int = random(10)
+                item.double = Double(random(1000))
+                item.optInt = random(3) == 0 ? nil : random(100)
+                try lattice.add(item)
+            }
+        }
+        let all = lattice.objects(QItem.self)
+        let kept = [try all.filter("int < 6").sorted(byKeyPath: "double"), try all.sorted(byKeyPath: "double", ascending: false),
+                    try all.filter("int == 3").sorted(byKeyPath: "optInt")]
+        func check(_ label: String) throws {
+            let fresh = [try all.filter("int < 6").sorted(byKeyPath: "double"), try all.sorted(byKeyPath: "double", ascending: false),
+                         try all.filter("int == 3").sorted(byKeyPath: "optInt")].map { Array($0).map(\.id) }
+            for (i, results) in kept.enumerated() {
+                for _ in 0..<2 {
+                    XCTAssertEqual(results.first?.id, fresh[i].first, "\(label), results \(i): first")
+                    XCTAssertEqual(results.last?.id, fresh[i].last, "\(label), results \(i): last")
+                }
+            }
+        }
+        let other = try Lattice(configuration: config)
+        try check("start")
+        for round in 0..<40 {
+            let id = random(200)
+            switch round % 5 {
+            case 0: try lattice.write { lattice.object(ofType: QItem.self, forPrimaryKey: id)?.double = Double(random(2000)) - 500 }
+            case 1: try lattice.write { lattice.object(ofType: QItem.self, forPrimaryKey: id)?.int = random(10) }
+            case 2: try lattice.write { lattice.object(ofType: QItem.self, forPrimaryKey: id)?.string = "unread \(round)" }
+            case 3:
+                try other.write { other.object(ofType: QItem.self, forPrimaryKey: id)?.double = Double(random(2000)) - 500 }
+                lattice.refresh()
+            default:
+                try lattice.write {
+                    if let item = lattice.object(ofType: QItem.self, forPrimaryKey: id) { try lattice.delete(item) }
+                    let item = QItem()
+                    item.id = 1_000 + round
+                    item.int = 3
+                    item.optInt = random(2) == 0 ? nil : random(100)
+                    item.double = Double(random(2000)) - 500
+                    try lattice.add(item)
+                }
+            }
+            try check("round \(round)")
+        }
+    }
+
     func testChainedFiltersMakeOnePlan() throws {
         try seed()
         let chained = try items.filter("intIdx == 3").filter("string == 'B'")

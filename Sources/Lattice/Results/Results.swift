@@ -150,7 +150,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     private func sortedEnd(_ info: ClassInfo, first: Bool) -> Int64?? {
         guard query.ops.count == 1, case let .sort(descriptors) = query.ops[0],
               !lattice.synchronized({ cache.isCurrent(lattice, info) }) else { return nil }
-        return lattice.reading("the objects of '\(info.name)'") { txn in
+        if let known = lattice.synchronized({ cache.endIfCurrent(first: first, lattice, info) }) { return known }
+        let end: Int64? = lattice.reading("the objects of '\(info.name)'") { txn in
             if case .all = source, query.bound == nil, descriptors.count == 1, let column = descriptors[0].path.rootColumn,
                // Ties keep object-key order either way: the first object sorted descending is the first of the
                // highest value's objects.
@@ -160,6 +161,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             }
             return try ResultsOrdering.sortedEnd(descriptors, unorderedKeys(info, txn), first: first, info, lattice, txn)
         }
+        lattice.synchronized { cache.keepEnd(end, first: first, lattice, info) }
+        return end
     }
 
     /// The key of the first object (see `endKey`).
@@ -384,6 +387,26 @@ final class ResultsKeyCache {
     /// Keeps `count`, found at the handle's current view without the keys.
     func keepCount(_ count: Int, _ lattice: Lattice, _ info: ClassInfo) {
         counted = (currentStamp(lattice, info), count)
+    }
+
+    /// The first and last keys found without the keys (see `Results.sortedEnd`: one pass over the sort
+    /// values), and the stamp they were found at: `first` read again and again costs that pass once.
+    @exclusivity(unchecked) private var ends: (stamp: KeyStamp, first: Int64??, last: Int64??)?
+
+    /// The first (or last) key kept by `keepEnd` when nothing it depends on changed since; nil when none is
+    /// kept (`.some(nil)`: the results were found empty).
+    func endIfCurrent(first: Bool, _ lattice: Lattice, _ info: ClassInfo) -> Int64?? {
+        guard let ends, ends.stamp == currentStamp(lattice, info) else { return nil }
+        return first ? ends.first : ends.last
+    }
+
+    /// Keeps the first (or last) key, found at the handle's current view without the keys.
+    func keepEnd(_ key: Int64?, first: Bool, _ lattice: Lattice, _ info: ClassInfo) {
+        let current = currentStamp(lattice, info)
+        var kept: (stamp: KeyStamp, first: Int64??, last: Int64??) = (current, nil, nil)
+        if let ends, ends.stamp == current { kept = ends }
+        if first { kept.first = .some(key) } else { kept.last = .some(key) }
+        ends = kept
     }
 
     /// Takes `keys` as those of the handle's current view.
