@@ -345,6 +345,16 @@ final class ResultsKeyCache {
     /// The query of results of a whole class whose keys depend on its own columns only (nil otherwise):
     /// what `patch` places the objects of the handle's own commits by.
     private let query: ResultsQuery?
+    /// The placement `patch` uses, made from `query` once (`.some(nil)`: these results cannot be placed),
+    /// so that a stale read compiles the filter once, not on every patch.
+    private var placement: ResultsPlacement??
+
+    private func placement(_ info: ClassInfo) -> ResultsPlacement? {
+        if let made = placement { return made }
+        let made = query.flatMap { ResultsPlacement(info: info, query: $0, source: .all) }
+        placement = .some(made)
+        return made
+    }
 
     /// For a whole class sorted by one property: that property and the direction. When it is indexed,
     /// positions near the start are read from the start of the index (`prefix`), so the first screenful
@@ -422,9 +432,8 @@ final class ResultsKeyCache {
     /// the query reads are placed into them, as an observer places them (`ResultsPlacement`), instead of
     /// evaluating the query again. Whether it did.
     private func patch(_ lattice: Lattice, _ info: ClassInfo, _ current: KeyStamp) -> Bool {
-        guard let query, let since = stampCommit, let old = stamp, old.view == current.view, lattice.writer == nil,
-              let changes = lattice.ownChanges(after: since), !changes.isEmpty,
-              let placement = ResultsPlacement(info: info, query: query, source: .all),
+        guard let since = stampCommit, let old = stamp, old.view == current.view, lattice.writer == nil,
+              let placement = placement(info), let changes = lattice.ownChanges(after: since), !changes.isEmpty,
               let change = placement.change(old: keys, ChangeSummary(changes, after: 0, in: lattice), lattice, checkAll: false,
                                             alsoModified: [], isModified: { _ in false }) else { return false }
         keys = change.elements
