@@ -158,6 +158,108 @@ final class ReadPathTests: XCTestCase {
         XCTAssertEqual(lattice.objects(Item.self).count, 597)
     }
 
+    /// `reversed()` of results walks the objects from the last as a `for … in` loop walks them from the
+    /// first: the objects as they were when the loop began (objects created since, by this handle or
+    /// another, passed over; objects deleted since skipped), each as fresh as when it is reached, in a
+    /// whole class, filtered, sorted, and inside a write.
+    func testReversedLoopsOverResultsSeeTheObjectsOfTheirStartInReverse() throws {
+        let lattice = try Lattice(configuration: config)
+        let ids = Array(stride(from: Int64(10), through: 3_000, by: 10))
+        try lattice.write { for id in ids { try lattice.add(item(id)) } }
+        let all = lattice.objects(Item.self)
+        let groupOne = try all.filter("group == 1")
+        let byName = try all.sorted(byKeyPath: "name")
+        XCTAssertEqual(all.reversed().map(\.id), ids.reversed())
+        XCTAssertEqual(groupOne.reversed().map(\.id), ids.filter { $0 % 3 == 1 }.reversed())
+        XCTAssertEqual(byName.reversed().map(\.name), ids.map { "item \($0)" }.sorted().reversed())
+        XCTAssertEqual(Array(all.reversed()).map(\.id), ids.reversed(), "objects kept stand for their own objects")
+
+        // A loop that writes: new keys above, below and between (an integer primary key is the object's
+        // key), deletes ahead of and behind the loop, a renamed object ahead.
+        var seen: [Int64] = []
+        var names: [Int64: String] = [:]
+        for object in all.reversed() {
+            seen.append(object.id)
+            names[object.id] = object.name
+            if object.id == 2_500 {
+                try lattice.write {
+                    for id: Int64 in [2_490, 1_000, 20, 2_800] { try lattice.delete(lattice.object(ofType: Item.self, forPrimaryKey: id)!) }
+                    for id: Int64 in [5, 1_005, 2_495, 9_000] { try lattice.add(item(id)) }
+                    try lattice.add(item(1_000))   // a deleted key created again: a new object
+                    lattice.object(ofType: Item.self, forPrimaryKey: 700)!.name = "renamed"
+                }
+            }
+        }
+        XCTAssertEqual(seen, ids.reversed().filter { ![2_490, 1_000, 20].contains($0) })
+        XCTAssertEqual(names[700], "renamed")
+        XCTAssertEqual(all.reversed().map(\.id), (ids + [5, 1_005, 2_495, 9_000]).filter { ![2_490, 20, 2_800].contains($0) }.sorted().reversed())
+
+        // An iterator made before a write that adds objects above the class's last key walks what the
+        // class held when it was made.
+        var iterator = all.reversed().makeIterator()
+        try lattice.write { try lattice.add(item(10_000)) }
+        XCTAssertEqual(iterator.next()?.id, 9_000)
+
+        // Another handle's commits picked up by `refresh()` in the loop; a class without an integer primary key.
+        let other = try Lattice(configuration: config)
+        try lattice.write { for i in 0..<600 { let n = Named(); n.code = "c\(i)"; n.value = Double(i); try lattice.add(n) } }
+        var values: [Double] = []
+        for named in lattice.objects(Named.self).reversed() {
+            values.append(named.value)
+            if values.count == 100 {
+                try other.write {
+                    for i in 600..<700 { let n = Named(); n.code = "c\(i)"; n.value = Double(i); try other.add(n) }
+                    try other.delete(other.objects(Named.self).filter("code == 'c0'").first!)
+                }
+                XCTAssertTrue(lattice.refresh())
+            }
+        }
+        XCTAssertEqual(values, (1..<600).reversed().map(Double.init))
+
+        // Inside a write: each object as it is when reached; objects deleted ahead are skipped.
+        try lattice.write {
+            var reached: [Int64] = []
+            for object in groupOne.reversed() {
+                reached.append(object.id)
+                if reached.count == 3 { try lattice.delete(groupOne[groupOne.count - 5]) }
+                if reached.count == 4 { groupOne[groupOne.count - 7].name = "changed ahead" }
+                if reached.count == 7 { XCTAssertEqual(object.name, "changed ahead") }
+            }
+            XCTAssertEqual(reached.count, groupOne.count)
+            XCTAssertEqual(reached, groupOne.map(\.id).reversed())
+        }
+    }
+
+    /// The reversed collection is a view: positions count from the last object and follow changes;
+    /// `last(where:)` tests from the last; reversing twice gives the collection; where a
+    /// `ReversedCollection` is asked for by type, the standard library's is used.
+    func testReversedResultsAsACollection() throws {
+        let lattice = try Lattice(configuration: config)
+        try lattice.write { for id in 1...500 { try lattice.add(item(Int64(id))) } }
+        let results = try lattice.objects(Item.self).filter("group != 0")
+        let reversed = results.reversed()
+        let expected = Array((1...500).filter { $0 % 3 != 0 }.reversed()).map(Int64.init)
+        XCTAssertEqual(reversed.count, expected.count)
+        XCTAssertEqual(reversed[0].id, 500)
+        XCTAssertEqual(reversed[reversed.count - 1].id, 1)
+        XCTAssertEqual(reversed.indices.map { reversed[$0].id }, expected)
+        XCTAssertEqual(reversed.first?.id, 500)
+        XCTAssertEqual(reversed.last?.id, 1)
+        XCTAssertEqual(reversed.prefix(3).map(\.id), [500, 499, 497])
+        XCTAssertEqual(reversed.reversed().map(\.id), results.map(\.id))
+        XCTAssertEqual(results.last { $0.id % 7 == 0 }?.id, 497)
+        XCTAssertNil(results.last { $0.id > 500 })
+        XCTAssertNil(try lattice.objects(Item.self).filter("id > 500").last { _ in true })
+        let standard: ReversedCollection<Results<Item>> = results.reversed()
+        XCTAssertEqual(standard.map(\.id), expected)
+        let array: [Item] = results.reversed()
+        XCTAssertEqual(array.map(\.id), expected)
+        try lattice.write { try lattice.add(item(502)) }
+        XCTAssertEqual(reversed[0].id, 502, "the view follows the results")
+        XCTAssertEqual(reversed.count, expected.count + 1)
+
+    }
+
     func testAppendedAndOutOfOrderInsertsKeepIndexesAndRejectDuplicates() throws {
         let lattice = try Lattice(configuration: config)
         try lattice.write {
@@ -822,6 +924,27 @@ final class PositionalReadTests: XCTestCase {
         }
         XCTAssertEqual(dogs.count, expectedDogs.count - 1)
         XCTAssertEqual(Array(fans).count, 699)
+    }
+
+    /// `reversed()` and `last(where:)` of LinkingObjects read from the last linking object as a loop reads
+    /// from the first: kept objects stay distinct, objects deleted ahead of the loop are skipped.
+    func testReversedLinkingObjects() throws {
+        let db = makeTempDatabase("reversed-backlinks")
+        let pets = try db.open([Owner.self, Pet.self, Address.self])
+        let (_, loved) = try ownerAndLoved(pets, count: 400)
+        let fans = loved.fans
+        let names = (0..<400).map { "fan \($0)" }
+        XCTAssertEqual(fans.reversed().map(\.name), names.reversed())
+        XCTAssertEqual(fans.reversed()[0].name, "fan 399")
+        XCTAssertEqual(fans.last { $0.name.hasSuffix("7") }?.name, "fan 397")
+        XCTAssertEqual(Set(Array(fans.reversed()).map(ObjectIdentifier.init)).count, 400)
+        var seen: [String] = []
+        for fan in fans.reversed() {
+            seen.append(fan.name)
+            if seen.count == 10 { try pets.write { try pets.delete(fans[100]) } }   // ahead of the loop: skipped
+        }
+        XCTAssertEqual(seen, names.reversed().filter { $0 != "fan 100" })
+        XCTAssertTrue(LinkingObjects<Owner>().reversed().isEmpty)
     }
 
     /// Positions read ahead (an index loop, `reversed()`) are handed out from the batch only while

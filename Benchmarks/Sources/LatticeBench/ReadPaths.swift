@@ -36,17 +36,28 @@ extension ReadPerson {
     }
 }
 
-/// What the paths call, so that a generic harness reaches each collection's own `map`, `first` and `last`
-/// (as a user's code calling them on the concrete type does) and not the `Collection` extensions' versions.
+/// What the paths call, so that a generic harness reaches each collection's own `map`, `first`, `last`,
+/// `reversed()` and `last(where:)` (as a user's code calling them on the concrete type does) and not the
+/// `Collection` extensions' versions.
 protocol ReadableObjects: RandomAccessCollection where Element == ReadPerson, Index == Int {
+    associatedtype Backwards: Sequence where Backwards.Element == ReadPerson
     func map<T>(_ transform: (ReadPerson) throws -> T) rethrows -> [T]
     var first: ReadPerson? { get }
     var last: ReadPerson? { get }
+    func reversed() -> Backwards
+    func last(where predicate: (ReadPerson) throws -> Bool) rethrows -> ReadPerson?
 }
 
-extension Results: ReadableObjects where Element == ReadPerson {}
-extension List: ReadableObjects where Element == ReadPerson {}
-extension LinkingObjects: ReadableObjects where Element == ReadPerson {}
+// `reversed()` as a call on the concrete type resolves it (Swift prefers the type's own method).
+extension Results: ReadableObjects where Element == ReadPerson {
+    typealias Backwards = ReversedLatticeCollection<Results<ReadPerson>>
+}
+extension List: ReadableObjects where Element == ReadPerson {
+    typealias Backwards = ReversedCollection<List<ReadPerson>>
+}
+extension LinkingObjects: ReadableObjects where Element == ReadPerson {
+    typealias Backwards = ReversedLatticeCollection<LinkingObjects<ReadPerson>>
+}
 
 extension Person {
     @inline(__always)
@@ -136,7 +147,9 @@ enum ReadPathScenario {
             Path(name: "reversed() loop", full: true) {
                 var out: [Person] = []
                 out.reserveCapacity(c.count)
-                for o in c.reversed() { out.append(Person(o)) }
+                // Named by type: in generic code Swift would pick the standard library's `reversed()`
+                // over the requirement (a call on the concrete type picks the type's own).
+                for o in c.reversed() as C.Backwards { out.append(Person(o)) }
                 return sum(out)
             },
             Path(name: "last(where:)", full: true) {

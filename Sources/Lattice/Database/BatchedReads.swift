@@ -174,8 +174,10 @@ struct ResultsReader {
                     let step = backward ? -1 : 1
                     let end = backward ? Swift.max(position - read.size, -1) : Swift.min(position + read.size, keys.count)
                     let positions = backward ? end + 1..<position + 1 : position..<end
+                    // Keys that descend (the keys of results in reverse, `reversed()`) are walked down the class.
+                    let descending = !zip(keys[positions], keys[positions].dropFirst()).contains { $0 <= $1 }
                     // Only records read where they are gain from key order (copies keep to small batches).
-                    scattered = read.lends && zip(keys[positions], keys[positions].dropFirst()).contains { $0 >= $1 }
+                    scattered = read.lends && !descending && zip(keys[positions], keys[positions].dropFirst()).contains { $0 >= $1 }
                     if scattered {
                         read.maxBytes = BatchRead.maxScatteredBytes
                         try read.takeInKeyOrder(stride(from: position, to: end, by: step).map { keys[$0] }, &cursor)
@@ -186,7 +188,7 @@ struct ResultsReader {
                         let key = keys[index]
                         // After the key before it, the neighbouring entry is usually the wanted one (unless
                         // objects were added or deleted since the snapshot of keys).
-                        let record = try ObjectTable.record(&cursor, key: key, after: previous, step: Int64(step))
+                        let record = try ObjectTable.record(&cursor, key: key, after: previous, step: descending ? Int64(-step) : Int64(step))
                         previous = record == nil ? nil : key
                         if !read.take(key, record) { break }
                     }
@@ -291,9 +293,13 @@ struct ResultsWalk {
         return entry
     }
 
-    /// The entry before `after` (the last without it), the cursor left there.
+    /// The entry before `after` (the last without it), the cursor left there; before the first, the
+    /// entry of the last key at most `lastKey` (objects created since the walk began are above it).
     func entry(before cursor: inout Cursor) throws -> Cursor.Entry? {
-        guard let after else { return try cursor.last() }
+        guard let after else {
+            guard lastKey < .max, let e = try KeyCodec.withObjectKey(lastKey, { try cursor.seek(atLeast: $0) }) else { return try cursor.last() }
+            return KeyCodec.int(e.key) == lastKey ? e : try cursor.previous()
+        }
         // Past the first key at least `after`, or past the end when none is.
         if try KeyCodec.withObjectKey(after, { try cursor.seek(atLeast: $0) }) == nil { return try cursor.last() }
         return try cursor.previous()

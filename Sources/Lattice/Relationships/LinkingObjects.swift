@@ -109,9 +109,22 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection, LatticeCo
 
     /// Walks the linking objects as they were when the loop began, reading them in batches as a loop over
     /// ``Results`` does (an instance the loop did not keep may be handed out again).
-    public func makeIterator() -> Iterator {
+    public func makeIterator() -> Iterator { _makeIterator(reversed: false) }
+
+    /// The iterator, walking the linking objects from the last to the first with `reversed`.
+    public func _makeIterator(reversed: Bool) -> Iterator {
         guard let managed, let originInfo else { return Iterator(reader: nil) }
-        return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: originInfo, type: Element.self, keys: keys()))
+        return Iterator(reader: KeyedObjects(lattice: managed.lattice, info: originInfo, type: Element.self,
+                                             keys: reversed ? keys().reversed() : keys()))
+    }
+
+    /// The linking objects from the last to the first, read as a `for … in` loop reads them, backwards.
+    public func reversed() -> ReversedLatticeCollection<LinkingObjects> { ReversedLatticeCollection(self) }
+
+    /// The last linking object that satisfies `predicate`, or nil: tested from the last, read as
+    /// ``reversed()`` reads them.
+    public func last(where predicate: (Element) throws -> Bool) rethrows -> Element? {
+        try reversed().first(where: predicate)
     }
 
     /// The iterator of ``LinkingObjects``.

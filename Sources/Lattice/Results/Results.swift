@@ -251,20 +251,35 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     }
 
     /// An iterator over the objects as they are now; later changes do not affect it.
-    public func makeIterator() -> Iterator {
+    public func makeIterator() -> Iterator { makeIterator(reversed: false) }
+
+    /// The iterator, walking the objects from the last to the first with `reversed`.
+    public func _makeIterator(reversed: Bool) -> Iterator { makeIterator(reversed: reversed) }
+
+    private func makeIterator(reversed: Bool) -> Iterator {
         // All objects of a class, read outside a write: one cursor walk reads keys and records together.
         if let info, isWholeClass, lattice.writer == nil {
             let start = lattice.reading("the objects of '\(info.name)'") { txn in
                 (txn.id, try ObjectTable(table: info.objectsTable).lastKey(txn))
             }
-            return Iterator(results: self, keys: nil, walk: ResultsWalk(snapshot: start.0, lastKey: start.1 ?? .min))
+            return Iterator(results: self, keys: nil, walk: ResultsWalk(snapshot: start.0, lastKey: start.1 ?? .min, downward: reversed))
         }
         // Sorted by an indexed property, outside a write: the keys are taken from the index a batch at a
         // time, so a loop that breaks early reads what it reached.
-        if let info, lattice.writer == nil, let walk = lattice.synchronized({ cache.keyWalk(lattice, info) }) {
+        if !reversed, let info, lattice.writer == nil, let walk = lattice.synchronized({ cache.keyWalk(lattice, info) }) {
             return Iterator(results: self, keys: walk.keys, growing: walk)
         }
-        return Iterator(results: self, keys: keys())
+        return Iterator(results: self, keys: reversed ? keys().reversed() : keys())
+    }
+
+    /// The objects from the last to the first. A loop over them reads them as a `for … in` loop over the
+    /// results does, backwards: in batches, an instance the loop did not keep handed out again.
+    public func reversed() -> ReversedLatticeCollection<Results> { ReversedLatticeCollection(self) }
+
+    /// The last object that satisfies `predicate`, or nil: the objects tested from the last, read as
+    /// ``reversed()`` reads them.
+    public func last(where predicate: (Element) throws -> Bool) rethrows -> Element? {
+        try reversed().first(where: predicate)
     }
 
     /// Walks the objects as they were when the loop began; objects deleted meanwhile are skipped.
