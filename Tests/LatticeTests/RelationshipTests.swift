@@ -87,6 +87,74 @@ final class RelationshipTests: XCTestCase {
 
     func open() throws -> Lattice { try Lattice(configuration: config) }
 
+    /// `min`/`max`/`sum`/`average(ofProperty:)` of a managed List (an entry listed twice counts twice),
+    /// MutableSet, LinkingObjects and `AnyLatticeCollection` read the property from the records; inside a
+    /// write they see its uncommitted changes; an unmanaged List reads its objects; the same answers and
+    /// errors as the objects' own values give.
+    func testAggregatesByNameOfManagedCollections() throws {
+        let lattice = try open()
+        let (owner, shop) = try lattice.write { () -> (Owner, RepairShop) in
+            let owner = try lattice.create(Owner.self, value: ["name": "o"])
+            let shop = try lattice.create(RepairShop.self, value: ["name": "shop"])
+            for i in 0..<300 {
+                let pet = try lattice.create(Pet.self, value: ["name": "p\(i)", "age": (i * 37) % 101 - 20])
+                owner.dogs.append(pet)
+                if i % 3 == 0 { owner.dogs.append(pet) }
+                if i % 2 == 0 { owner.friends.insert(pet) }
+                if i % 5 != 0 { _ = try lattice.create(Car.self, value: ["brand": "c\(i)", "year": 1950 + (i * 53) % 70, "shop": shop]) }
+            }
+            return (owner, shop)
+        }
+        func check(_ label: String, _ ages: [Int], min: () throws -> Int?, max: () throws -> Int?, sum: () throws -> Int,
+                   average: () throws -> Double?) throws {
+            XCTAssertEqual(try min(), ages.min(), "\(label): min")
+            XCTAssertEqual(try max(), ages.max(), "\(label): max")
+            XCTAssertEqual(try sum(), ages.reduce(0, +), "\(label): sum")
+            let mean = ages.isEmpty ? nil : Double(ages.reduce(0, +)) / Double(ages.count)
+            XCTAssertEqual(try average(), mean, "\(label): average")
+        }
+        func checkAll(_ label: String) throws {
+            let dogs = owner.dogs, friends = owner.friends, cars = shop.maintainedCars
+            try check("\(label) List", dogs.map(\.age), min: { try dogs.min(ofProperty: "age") }, max: { try dogs.max(ofProperty: "age") },
+                      sum: { try dogs.sum(ofProperty: "age") }, average: { try dogs.average(ofProperty: "age") })
+            try check("\(label) MutableSet", friends.map(\.age), min: { try friends.min(ofProperty: "age") },
+                      max: { try friends.max(ofProperty: "age") }, sum: { try friends.sum(ofProperty: "age") },
+                      average: { try friends.average(ofProperty: "age") })
+            let any = AnyLatticeCollection(owner.dogs)
+            try check("\(label) AnyLatticeCollection", dogs.map(\.age), min: { try any.min(ofProperty: "age") },
+                      max: { try any.max(ofProperty: "age") }, sum: { try any.sum(ofProperty: "age") },
+                      average: { try any.average(ofProperty: "age") })
+            try check("\(label) LinkingObjects", cars.map(\.year), min: { try cars.min(ofProperty: "year") },
+                      max: { try cars.max(ofProperty: "year") }, sum: { try cars.sum(ofProperty: "year") },
+                      average: { try cars.average(ofProperty: "year") })
+        }
+        try checkAll("committed")
+        XCTAssertThrowsError(try shop.maintainedCars.min(ofProperty: "brand") as String?) { error in
+            guard case let LatticeError.wrongType(className, property, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(className, "Car")
+            XCTAssertEqual(property, "brand")
+        }
+        XCTAssertThrowsError(try owner.dogs.sum(ofProperty: "weight") as Int) { error in
+            guard case let LatticeError.unknownProperty(className, property) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(className, "Pet")
+            XCTAssertEqual(property, "weight")
+        }
+        try lattice.write {
+            owner.dogs[5].age = 1_000
+            owner.dogs.remove(at: 0)
+            owner.dogs.append(try lattice.create(Pet.self, value: ["name": "new", "age": -500]))
+            owner.friends.removeAll()
+            shop.maintainedCars.first?.year = 3_000
+            try checkAll("inside a write")
+        }
+        try checkAll("after the write")
+        XCTAssertNil(try owner.friends.average(ofProperty: "age") as Double?)
+        let unmanaged = Owner()
+        for age in [3, 9, 4] { let pet = Pet(); pet.age = age; unmanaged.dogs.append(pet) }
+        XCTAssertEqual(try unmanaged.dogs.max(ofProperty: "age") as Int?, 9)
+        XCTAssertEqual(try unmanaged.dogs.average(ofProperty: "age") as Double?, 16.0 / 3)
+    }
+
     func testSchemaDescribesRelationships() throws {
         let lattice = try open()
         let owner = try XCTUnwrap(lattice.schema["Owner"])

@@ -27,9 +27,19 @@ enum Aggregation {
     }
 
     static func extreme(_ values: [ScalarValue], smallest: Bool) -> ScalarValue? {
-        let ordered = values.filter { if case let .double(d) = $0 { return !d.isNaN } else { return true } }
-        guard var best = ordered.first else { return nil }
-        for v in ordered.dropFirst() where ScalarValue.compare(v, best) * (smallest ? -1 : 1) > 0 { best = v }
+        var best: ScalarValue?
+        for v in values {
+            if case let .double(d) = v, d.isNaN { continue }
+            guard let current = best else { best = v; continue }
+            // Numbers and dates (one kind per property) compared directly; other values as sorting does.
+            let better: Bool
+            switch (v, current) {
+            case let (.int(x), .int(y)): better = smallest ? x < y : x > y
+            case let (.double(x), .double(y)): better = smallest ? x < y : x > y
+            default: better = ScalarValue.compare(v, current) * (smallest ? -1 : 1) > 0
+            }
+            if better { best = v }
+        }
         return best
     }
 

@@ -95,6 +95,34 @@ extension _ObjectCollection {
         return try results.filter(predicate, argumentArray: arguments).first.flatMap { results.index(of: $0) }
     }
 
+    // The aggregates of a managed collection read the property straight from its objects' records, as
+    // those of ``Results`` do (an entry listed twice counts twice); an unmanaged one's objects are at hand.
+
+    /// The smallest non-nil value of a number or Date property, or nil when there is none.
+    public func min<T: _Persistable>(ofProperty property: String) throws -> T? {
+        if let results = _objectResults { return try results.min(ofProperty: property) }
+        return try ObjectAggregates.min(self, Element.self, property)
+    }
+
+    /// The largest non-nil value of a number or Date property, or nil when there is none.
+    public func max<T: _Persistable>(ofProperty property: String) throws -> T? {
+        if let results = _objectResults { return try results.max(ofProperty: property) }
+        return try ObjectAggregates.max(self, Element.self, property)
+    }
+
+    /// The sum of the non-nil values of a number property (0 when there are none).
+    public func sum<T: _Persistable>(ofProperty property: String) throws -> T {
+        if let results = _objectResults { return try results.sum(ofProperty: property) }
+        return try ObjectAggregates.sum(self, Element.self, property)
+    }
+
+    /// The mean of the non-nil values of a number property, or nil when there are none: Double for
+    /// integer and floating-point properties, Decimal for Decimal ones.
+    public func average<T: _Persistable>(ofProperty property: String) throws -> T? {
+        if let results = _objectResults { return try results.average(ofProperty: property) }
+        return try ObjectAggregates.average(self, Element.self, property)
+    }
+
     /// Sets `key` to `value` on every object of the collection (see ``Object/setValue(_:forProperty:)``),
     /// inside a write transaction when managed. Throws like `setValue(_:forProperty:)`, as
     /// ``Results/setValue(_:forKey:)`` does (Realm's does not throw: it raises an exception).
