@@ -286,6 +286,81 @@ final class QueryResultsTests: QueryTestCase {
         }
     }
 
+    /// `first` and `last` of a class filtered by an index (`==`, `IN`) and sorted by an indexed property,
+    /// found by walking the sort's index from that end among the filter's matches, are what a full
+    /// evaluation gives: ties (kept in object-key order either way), nil values, matches far from the end
+    /// walked from (the walk gives up and the matches are sorted), no matches, filters matching most of
+    /// the class, kept results after own writes, inserts and deletes, and another handle's commit.
+    func testEndsOfFilteredResultsSortedByAnIndexedProperty() throws {
+        var rng = SplitMix64(state: 11)
+        func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        func fill(_ item: QItem, id: Int) {
+            item.id = id
+            item.intIdx = random(30)
+            // Group 7 holds only the oldest dates and the lowest numbers: far from the newest end.
+            let old = item.intIdx == 7
+            item.dateIdx = Date(timeIntervalSinceReferenceDate: Double(old ? random(3) : 3 + random(60)) * 86_400)
+            item.optIntIdx = random(4) == 0 ? nil : (old ? random(5) : 5 + random(200))
+            item.stringIdx = ["a", "b", "c", "d", "e"][random(5)]
+            item.boolIdx = random(10) != 0
+        }
+        try lattice.write {
+            for id in 0..<900 {
+                let item = QItem()
+                fill(item, id: id)
+                try lattice.add(item)
+            }
+        }
+        let all = lattice.objects(QItem.self)
+        let filters = ["intIdx == 3", "intIdx == 7", "intIdx == 99", "intIdx IN {1, 7, 12}", "boolIdx == true", "stringIdx == 'c'",
+                       "id == 5", "id IN {17, 400, 899, 2000}"]
+        let sorts: [(String, Bool)] = [("dateIdx", true), ("dateIdx", false), ("optIntIdx", true), ("optIntIdx", false),
+                                       ("stringIdx", false), ("intIdx", true), ("id", false)]
+        func shapes() throws -> [(String, Results<QItem>)] {
+            try filters.flatMap { filter in
+                try sorts.map { ("\(filter) sorted by \($0.0) \($0.1 ? "up" : "down")", try all.filter(filter).sorted(byKeyPath: $0.0, ascending: $0.1)) }
+            }
+        }
+        let kept = try shapes()
+        func check(_ label: String) throws {
+            for (i, (name, fresh)) in try shapes().enumerated() {
+                let expected = Array(fresh).map(\.id)
+                let again = try all.filter(filters[i / sorts.count]).sorted(byKeyPath: sorts[i % sorts.count].0,
+                                                                             ascending: sorts[i % sorts.count].1)
+                XCTAssertEqual(again.first?.id, expected.first, "\(label): \(name): first")
+                XCTAssertEqual(again.last?.id, expected.last, "\(label): \(name): last")
+                XCTAssertEqual(kept[i].1.first?.id, expected.first, "\(label): \(name): first of kept results")
+                XCTAssertEqual(kept[i].1.last?.id, expected.last, "\(label): \(name): last of kept results")
+            }
+        }
+        try check("start")
+        let other = try Lattice(configuration: config)
+        for round in 0..<12 {
+            let id = random(900)
+            switch round % 4 {
+            case 0:
+                try lattice.write {
+                    let item = lattice.object(ofType: QItem.self, forPrimaryKey: id)
+                    item?.dateIdx = Date(timeIntervalSinceReferenceDate: Double(random(90)) * 86_400)
+                    item?.intIdx = 7
+                }
+            case 1:
+                try lattice.write {
+                    if let item = lattice.object(ofType: QItem.self, forPrimaryKey: id) { try lattice.delete(item) }
+                    let item = QItem()
+                    fill(item, id: 2_000 + round)
+                    try lattice.add(item)
+                }
+            case 2:
+                try other.write { other.object(ofType: QItem.self, forPrimaryKey: id)?.optIntIdx = random(2) == 0 ? nil : random(300) }
+                lattice.refresh()
+            default:
+                try lattice.write { try lattice.delete(all.filter("intIdx == 3").sorted(byKeyPath: "dateIdx", ascending: false).prefix(3)) }
+            }
+            try check("round \(round)")
+        }
+    }
+
     func testChainedFiltersMakeOnePlan() throws {
         try seed()
         let chained = try items.filter("intIdx == 3").filter("string == 'B'")

@@ -159,6 +159,12 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                                                        skippingNil: false, txn) {
                 return end
             }
+            if case .all = source, let bound = query.bound, descriptors.count == 1, lattice.writer == nil,
+               let column = descriptors[0].path.rootColumn,
+               let end = try ResultsOrdering.filteredIndexEnd(descriptors[0].path, column, ascending: descriptors[0].ascending,
+                                                              first: first, bound, info, lattice, txn) {
+                return end
+            }
             return try ResultsOrdering.sortedEnd(descriptors, unorderedKeys(info, txn), first: first, info, lattice, txn)
         }
         lattice.synchronized { cache.keepEnd(end, first: first, lattice, info) }
@@ -251,12 +257,10 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     }
 
     /// An iterator over the objects as they are now; later changes do not affect it.
-    public func makeIterator() -> Iterator { makeIterator(reversed: false) }
+    public func makeIterator() -> Iterator { _makeIterator(reversed: false) }
 
     /// The iterator, walking the objects from the last to the first with `reversed`.
-    public func _makeIterator(reversed: Bool) -> Iterator { makeIterator(reversed: reversed) }
-
-    private func makeIterator(reversed: Bool) -> Iterator {
+    public func _makeIterator(reversed: Bool) -> Iterator {
         // All objects of a class, read outside a write: one cursor walk reads keys and records together.
         if let info, isWholeClass, lattice.writer == nil {
             let start = lattice.reading("the objects of '\(info.name)'") { txn in

@@ -286,6 +286,31 @@ enum ResultsOrdering {
         return keys[best]
     }
 
+    /// The first (or last) key of the objects of a class that match `bound`, sorted by the indexed
+    /// `column`, without reading every match: when an index answers the filter exactly (`==` or `IN` on an
+    /// indexed property or the primary key: its matches, in key order, at hand without reading records),
+    /// the sort's index is walked from that end to the end of the first group of equal values holding a
+    /// match, each key looked up among the matches, and the matches met decide by their values. The walk
+    /// gives up at sixteen times the expected distance between matches (at least 64 keys); nil then, and
+    /// when the filter or the index cannot be used so (the caller sorts the matches' values). `.some(nil)`
+    /// when nothing matches.
+    static func filteredIndexEnd(_ path: ResolvedPath, _ column: ScalarColumn, ascending: Bool, first: Bool, _ bound: BoundNode,
+                                 _ info: ClassInfo, _ lattice: Lattice, _ txn: Transaction) throws -> Int64?? {
+        // The order `walkIndex` can give, checked before the filter's matches are read.
+        let sortsByKey = info.keyedByPrimaryKey && column.property === info.primaryKey
+        guard sortsByKey || (column.property.indexTable != nil && !txn.isEncrypted) else { return nil }
+        let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(bound)
+        guard plan.isExactIndexScan, case let .index(scan) = plan.access, case .keys = scan.shape else { return nil }
+        let matches = try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)  // ascending
+        guard !matches.isEmpty else { return .some(nil) }
+        let objects = try ObjectTable(table: info.objectsTable).count(txn)
+        // The last object in sorted order is in the first group of the opposite order that holds a match.
+        guard let walked = try walkIndex(info, column, ascending: first == ascending, limit: Swift.max(64, 16 * (objects / matches.count + 1)),
+                                         lattice, txn, until: { matches.position(ofAscending: $0) != nil }) else { return nil }
+        let met = walked.keys.filter { matches.position(ofAscending: $0) != nil }
+        return met.isEmpty ? nil : .some(try sortedEnd([(path, ascending)], met, first: first, info, lattice, txn))
+    }
+
     /// The positions of `values` (one per row) in sorted order; ties keep the rows' order.
     private static func order(_ values: [ScalarValue], ascending: Bool) -> [Int] {
         if let numbers = doubles(values) {
@@ -386,8 +411,10 @@ enum ResultsOrdering {
     /// read from the end of the index that order starts at, and whether they are all of them. nil when
     /// not indexed, or when `limit` is given for a floating-point property whose index holds NaN (NaN keys
     /// lie at the two ends of its index, by sign bit, but sort first, so only a whole walk orders them).
+    /// With `until`, the walk also stops at the end of the first group of equal values holding a key
+    /// `until` accepts.
     static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, limit: Int, _ lattice: Lattice,
-                          _ txn: Transaction) throws -> (keys: [Int64], complete: Bool)? {
+                          _ txn: Transaction, until: ((Int64) -> Bool)? = nil) throws -> (keys: [Int64], complete: Bool)? {
         let property = column.property
         if info.keyedByPrimaryKey && property === info.primaryKey {
             var keys: [Int64] = []
@@ -396,6 +423,7 @@ enum ResultsOrdering {
                 while let e = entry {
                     if keys.count == limit { return false }
                     keys.append(KeyCodec.int(e.key))
+                    if let until, until(keys[keys.count - 1]) { return false }  // each key a group of its own
                     entry = try ascending ? cursor.next() : cursor.previous()
                 }
                 return true
@@ -415,17 +443,20 @@ enum ResultsOrdering {
         var starts: [Int] = []
         var groupKeys: [(group: Int, key: [UInt8])] = []
         var previous: [UInt8] = []
+        var met = false
         let complete = try txn.withCursor(dbi) { cursor -> Bool in
             var entry = try backward ? cursor.last() : cursor.first()
             while let e = entry {
                 if starts.isEmpty || !previous.withUnsafeBytes({ e.key.sameBytes(as: $0) }) {
-                    if out.count >= limit { return false }
+                    if out.count >= limit || met { return false }
                     starts.append(out.count)
                     previous.removeAll(keepingCapacity: true)
                     previous.append(contentsOf: e.key)
                     if nan || isAmbiguous(e.key, column) { groupKeys.append((starts.count - 1, previous)) }
                 }
-                out.append(KeyCodec.int(e.value))
+                let key = KeyCodec.int(e.value)
+                out.append(key)
+                if let until, !met, until(key) { met = true }
                 entry = try backward ? cursor.previous() : cursor.next()
             }
             return true
