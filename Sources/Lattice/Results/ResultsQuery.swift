@@ -290,10 +290,11 @@ enum ResultsOrdering {
     /// `column`, without reading every match: when an index answers the filter exactly (`==` or `IN` on an
     /// indexed property or the primary key: its matches, in key order, at hand without reading records),
     /// the sort's index is walked from that end to the end of the first group of equal values holding a
-    /// match, each key looked up among the matches, and the matches met decide by their values. The walk
-    /// gives up at sixteen times the expected distance between matches (at least 64 keys); nil then, and
-    /// when the filter or the index cannot be used so (the caller sorts the matches' values). `.some(nil)`
-    /// when nothing matches.
+    /// match, each key looked up among the matches, and the matches met decide by their values. Few
+    /// matches (their sort values read sooner than the walk would find one) are left to the caller, and
+    /// the walk gives up at sixteen times the expected distance between matches (or eight steps a match,
+    /// at least 64); nil then, and when the filter or the index cannot be used so (the caller sorts the
+    /// matches' values). `.some(nil)` when nothing matches.
     static func filteredIndexEnd(_ path: ResolvedPath, _ column: ScalarColumn, ascending: Bool, first: Bool, _ bound: BoundNode,
                                  _ info: ClassInfo, _ lattice: Lattice, _ txn: Transaction) throws -> Int64?? {
         // The order `walkIndex` can give, checked before the filter's matches are read.
@@ -303,9 +304,12 @@ enum ResultsOrdering {
         guard plan.isExactIndexScan, case let .index(scan) = plan.access, case .keys = scan.shape else { return nil }
         let matches = try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)  // ascending
         guard !matches.isEmpty else { return .some(nil) }
-        let objects = try ObjectTable(table: info.objectsTable).count(txn)
+        // The expected walk to the first match; walked only when likely shorter than reading every match's
+        // sort value (a record read at random costs about four steps of an index walk).
+        let gap = try ObjectTable(table: info.objectsTable).count(txn) / matches.count + 1
+        guard gap <= 4 * matches.count else { return nil }
         // The last object in sorted order is in the first group of the opposite order that holds a match.
-        guard let walked = try walkIndex(info, column, ascending: first == ascending, limit: Swift.max(64, 16 * (objects / matches.count + 1)),
+        guard let walked = try walkIndex(info, column, ascending: first == ascending, limit: Swift.max(64, Swift.min(16 * gap, 8 * matches.count)),
                                          lattice, txn, until: { matches.position(ofAscending: $0) != nil }) else { return nil }
         let met = walked.keys.filter { matches.position(ofAscending: $0) != nil }
         return met.isEmpty ? nil : .some(try sortedEnd([(path, ascending)], met, first: first, info, lattice, txn))
