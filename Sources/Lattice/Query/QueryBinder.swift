@@ -314,6 +314,24 @@ struct QueryBinder {
                 return satisfies(op, v < c ? -1 : v == c ? 0 : 1)
             }
         }
+        // Booleans, doubles and dates against one constant, compared as themselves without a decoded
+        // `ScalarValue` per row; a NaN value is unordered (only `!=` holds), as in `evaluate`.
+        if !p.isOptional, constants.count == 1, op != .in, op != .between {
+            switch (p.kind, constants[0]) {
+            case let (.bool, .int(c)):
+                return { view, _ in
+                    let v: Int64 = Bool._latticeDecode(view.payload(column) ?? UnsafeRawBufferPointer(start: nil, count: 0)) ? 1 : 0
+                    return satisfies(op, v < c ? -1 : v == c ? 0 : 1)
+                }
+            case let (.double, .double(c)) where !c.isNaN, let (.date, .double(c)) where !c.isNaN:
+                return { view, _ in
+                    let v = Double._latticeDecode(view.payload(column) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+                    if v.isNaN { return op == .notEqual }
+                    return satisfies(op, v < c ? -1 : v > c ? 1 : 0)
+                }
+            default: break
+            }
+        }
         // A long `IN` list: one hash lookup per row instead of a pass over the list.
         if op == .in, constants.count > 8, let set = inSet(constants, p.kind) {
             return { view, _ in set.contains(ScalarValue.decode(view.payload(column), p)) }
