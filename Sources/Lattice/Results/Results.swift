@@ -159,13 +159,15 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                                                        skippingNil: false, txn) {
                 return end
             }
-            if case .all = source, let bound = query.bound, descriptors.count == 1, lattice.writer == nil,
+            let matches = try unorderedKeys(info, txn)
+            // A class's filtered objects (their keys ascend) sorted by an indexed property: from the index's end.
+            if case .all = source, query.bound != nil, descriptors.count == 1, lattice.writer == nil,
                let column = descriptors[0].path.rootColumn,
-               let end = try ResultsOrdering.filteredIndexEnd(descriptors[0].path, column, ascending: descriptors[0].ascending,
-                                                              first: first, bound, info, lattice, txn) {
+               let end = try ResultsOrdering.indexEnd(of: matches, descriptors[0].path, column, ascending: descriptors[0].ascending,
+                                                      first: first, info, lattice, txn) {
                 return end
             }
-            return try ResultsOrdering.sortedEnd(descriptors, unorderedKeys(info, txn), first: first, info, lattice, txn)
+            return try ResultsOrdering.sortedEnd(descriptors, matches, first: first, info, lattice, txn)
         }
         lattice.synchronized { cache.keepEnd(end, first: first, lattice, info) }
         return end

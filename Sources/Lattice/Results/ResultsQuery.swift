@@ -286,24 +286,19 @@ enum ResultsOrdering {
         return keys[best]
     }
 
-    /// The first (or last) key of the objects of a class that match `bound`, sorted by the indexed
-    /// `column`, without reading every match: when an index answers the filter exactly (`==` or `IN` on an
-    /// indexed property or the primary key: its matches, in key order, at hand without reading records),
-    /// the sort's index is walked from that end to the end of the first group of equal values holding a
-    /// match, each key looked up among the matches, and the matches met decide by their values. Few
-    /// matches (their sort values read sooner than the walk would find one) are left to the caller, and
-    /// the walk gives up at sixteen times the expected distance between matches (or eight steps a match,
-    /// at least 64); nil then, and when the filter or the index cannot be used so (the caller sorts the
-    /// matches' values). `.some(nil)` when nothing matches.
-    static func filteredIndexEnd(_ path: ResolvedPath, _ column: ScalarColumn, ascending: Bool, first: Bool, _ bound: BoundNode,
-                                 _ info: ClassInfo, _ lattice: Lattice, _ txn: Transaction) throws -> Int64?? {
-        // The order `walkIndex` can give, checked before the filter's matches are read.
+    /// The first (or last) of `matches` (keys of a class's objects, ascending: a filter's matches) sorted
+    /// by the indexed `column`, without reading every match's sort value: the sort's index is walked from
+    /// that end to the end of the first group of equal values holding a match, each key looked up among
+    /// the matches, and the matches met decide by their values. Few matches (their sort values read
+    /// sooner than the walk would find one) are left to the caller, and the walk gives up at sixteen
+    /// times the expected distance between matches (or eight steps a match, at least 64); nil then, and
+    /// when the index cannot give the order (the caller sorts the matches' values).
+    static func indexEnd(of matches: [Int64], _ path: ResolvedPath, _ column: ScalarColumn, ascending: Bool, first: Bool,
+                         _ info: ClassInfo, _ lattice: Lattice, _ txn: Transaction) throws -> Int64?? {
+        guard !matches.isEmpty else { return .some(nil) }
+        // The order `walkIndex` can give.
         let sortsByKey = info.keyedByPrimaryKey && column.property === info.primaryKey
         guard sortsByKey || (column.property.indexTable != nil && !txn.isEncrypted) else { return nil }
-        let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(bound)
-        guard plan.isExactIndexScan, case let .index(scan) = plan.access, case .keys = scan.shape else { return nil }
-        let matches = try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)  // ascending
-        guard !matches.isEmpty else { return .some(nil) }
         // The expected walk to the first match; walked only when likely shorter than reading every match's
         // sort value (a record read at random costs about four steps of an index walk).
         let gap = try ObjectTable(table: info.objectsTable).count(txn) / matches.count + 1
