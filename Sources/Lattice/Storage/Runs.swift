@@ -48,7 +48,7 @@ enum Runs {
     /// (a run written after another of about the same size moves no more than a few bytes here).
     @inline(__always)
     static func resize(_ out: inout [UInt8], to count: Int) {
-        if out.count > count { out.removeLast(out.count - count) } else { out.append(contentsOf: repeatElement(0, count: count - out.count)) }
+        if out.count > count { out.removeLast(out.count - count) } else { out.appendZeros(count - out.count) }
     }
 
     @inline(__always)
@@ -326,7 +326,7 @@ struct RunWriter {
     mutating func append(key: UInt64, value: UnsafeRawBufferPointer) {
         note(key)
         let at = area.count
-        area.append(contentsOf: repeatElement(0, count: value.count + Checksum.size))
+        area.appendZeros(value.count + Checksum.size)
         Runs.withKey(key) { k in area.withUnsafeMutableBytes { Checksum.seal(key: k, value: value, to: $0.baseAddress! + at) } }
         ends.append(area.count)
     }
