@@ -29,6 +29,92 @@ final class QueryLinkTests: LinkQueryTestCase {
         XCTAssertEqual(names(try dogs.filter("%K.name == %@", "owner", "Bo")), ["Fido"])
     }
 
+    /// `count` of objects found through links to other objects (`owner == %@`, counted from the backlink
+    /// table without reading the objects where it can) against the objects read and tested here, also
+    /// sorted, after relinking, deleting either side and another handle's commit.
+    func testCountsOfObjectsFoundThroughLinks() throws {
+        var rng = SplitMix64(state: 5)
+        func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        try lattice.write {
+            let people = try (0..<8).map { i in try LPerson(value: ["name": "p\(i)", "age": 20 + 5 * i]) }
+            for p in people { try lattice.add(p) }
+            for i in 0..<200 {
+                let dog = try LDog(value: ["name": "d\(i)", "age": random(15)])
+                dog.owner = random(6) == 0 ? nil : people[random(8)]
+                try lattice.add(dog)
+                // Lists with repeats: a dog listed twice by one person counts that person once.
+                for _ in 0..<random(3) { people[random(8)].dogs.append(dog) }
+            }
+        }
+        let dogs = lattice.objects(LDog.self), people = lattice.objects(LPerson.self)
+        func check(_ label: String) throws {
+            let everyone = Array(people), all = Array(dogs)
+            let (p0, p1) = (everyone[0], everyone[5])
+            let cases: [(String, [Any], (LDog) -> Bool)] = [
+                ("owner == %@", [p0], { $0.owner?.name == p0.name }),
+                ("owner IN %@", [[p0, p1]], { [p0.name, p1.name].contains($0.owner?.name ?? "") }),
+                ("owner.age > 30", [], { ($0.owner?.age ?? 0) > 30 }),
+                ("owner.age > 30 AND age < 5", [], { ($0.owner?.age ?? 0) > 30 && $0.age < 5 }),
+                ("owner == nil", [], { $0.owner == nil }),
+                ("ANY walkers == %@", [p1], { dog in p1.dogs.contains { $0.name == dog.name } }),
+            ]
+            for (query, arguments, test) in cases {
+                let expected = all.filter(test).count
+                XCTAssertEqual(try dogs.filter(query, argumentArray: arguments).count, expected, "\(label): \(query)")
+                XCTAssertEqual(try dogs.filter(query, argumentArray: arguments).sorted(byKeyPath: "age").count, expected, "\(label): \(query) sorted")
+                XCTAssertEqual(Array(try dogs.filter(query, argumentArray: arguments)).count, expected, "\(label): \(query) read")
+            }
+            let listed = all[7]
+            XCTAssertEqual(try people.filter("ANY dogs == %@", listed).count, everyone.filter { $0.dogs.contains(listed) }.count, "\(label): a List")
+        }
+        try check("start")
+        try lattice.write {
+            for dog in dogs.prefix(40) { dog.owner = people[random(8)] }
+            try lattice.delete(people[3])
+            try lattice.delete(dogs.filter("age == 4"))
+        }
+        try check("after a write")
+        let other = try Lattice(configuration: config)
+        try other.write {
+            let p = other.objects(LPerson.self)[0]
+            for dog in try other.objects(LDog.self).filter("age < 3") { dog.owner = p }
+        }
+        lattice.refresh()
+        try check("after another handle's commit")
+    }
+
+    /// The objects linking to an object found through the backlink table, a page of links at a time, for
+    /// one link, a few, and more than a page holds, against the objects read and tested here.
+    func testObjectsLinkingToAnObjectThroughManyLinks() throws {
+        try lattice.write {
+            let people = try (0..<3).map { i in try LPerson(value: ["name": "p\(i)", "age": i]) }
+            for p in people { try lattice.add(p) }
+            for i in 0..<1_500 {
+                // p0: most dogs (several pages of links); p1: every 50th; p2: one.
+                let owner = i == 7 ? people[2] : i % 50 == 0 ? people[1] : people[0]
+                try lattice.add(try LDog(value: ["name": "d\(i)", "age": i % 15, "owner": owner]))
+            }
+        }
+        func check(_ label: String) throws {
+            let all = Array(lattice.objects(LDog.self))
+            for person in lattice.objects(LPerson.self) {
+                let expected = all.filter { $0.owner?.name == person.name }.map(\.name).sorted()
+                let found = try lattice.objects(LDog.self).filter("owner == %@", person)
+                XCTAssertEqual(found.map(\.name).sorted(), expected, "\(label): \(person.name)")
+                XCTAssertEqual(found.count, expected.count, "\(label): \(person.name): count")
+                XCTAssertEqual(try found.filter("age == 3").count, all.filter { $0.owner?.name == person.name && $0.age == 3 }.count,
+                               "\(label): \(person.name) and age")
+            }
+        }
+        try check("start")
+        try lattice.write {
+            try lattice.delete(lattice.objects(LDog.self).filter("age == 2"))
+            let p2 = try lattice.objects(LPerson.self).filter("name == 'p2'")[0]
+            for dog in try lattice.objects(LDog.self).filter("age == 5").prefix(300) { dog.owner = p2 }
+        }
+        try check("after a write")
+    }
+
     func testKeyPathsThroughLinksComparedWithEachOther() throws {
         try makeSample()
         let dogs = lattice.objects(LDog.self), cars = lattice.objects(LCar.self)

@@ -361,6 +361,135 @@ final class QueryResultsTests: QueryTestCase {
         }
     }
 
+    /// Filtered results sorted by an indexed property read by every idiomatic path (positions, prefixes,
+    /// loops that stop early or run to the end, count, aggregates), fresh and kept, against the objects
+    /// filtered and sorted in Swift: filters matching most of the class take their first keys from the
+    /// sort's index, small ones sort their matches; both must give the same objects in the same order.
+    func testFilteredResultsSortedByAnIndexedPropertyReadByEveryPath() throws {
+        var rng = SplitMix64(state: 29)
+        func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        func fill(_ item: QItem, id: Int) {
+            item.id = id
+            item.intIdx = random(30)
+            item.dateIdx = Date(timeIntervalSinceReferenceDate: Double(random(400)) * 3_600)  // ties
+            item.optIntIdx = random(5) == 0 ? nil : random(100)
+            item.stringIdx = ["a", "b", "c", "d", "e"][random(5)]
+            item.boolIdx = random(10) != 0
+            item.double = Double(random(1_000)) / 8
+        }
+        try lattice.write {
+            for id in 0..<1_500 {
+                let item = QItem()
+                fill(item, id: id)
+                try lattice.add(item)
+            }
+        }
+        let all = lattice.objects(QItem.self)
+        typealias Row = (id: Int, intIdx: Int, date: Date, optInt: Int?, string: String, bool: Bool, double: Double)
+        let filters: [(String, (Row) -> Bool)] = [
+            ("boolIdx == true", { $0.bool }), ("intIdx < 15", { $0.intIdx < 15 }), ("intIdx >= 2 AND boolIdx == true", { $0.intIdx >= 2 && $0.bool }),
+            ("stringIdx == 'c'", { $0.string == "c" }), ("intIdx == 3", { $0.intIdx == 3 }), ("intIdx == 99", { _ in false }),
+        ]
+        // Ties keep object-key order in both directions; nil sorts first.
+        func order<T: Comparable>(_ value: @escaping (Row) -> T) -> (Row, Row, Bool) -> Bool {
+            { a, b, up in value(a) == value(b) ? a.id < b.id : (up ? value(a) < value(b) : value(a) > value(b)) }
+        }
+        let optional: (Row, Row, Bool) -> Bool = { a, b, up in
+            let (x, y) = (a.optInt.map { $0 + 1 } ?? 0, b.optInt.map { $0 + 1 } ?? 0)
+            return x == y ? a.id < b.id : (up ? x < y : x > y)
+        }
+        let sorts: [(String, Bool, (Row, Row, Bool) -> Bool)] = [
+            ("dateIdx", true, order(\.date)), ("dateIdx", false, order(\.date)), ("optIntIdx", true, optional), ("optIntIdx", false, optional),
+            ("stringIdx", false, order(\.string)), ("intIdx", true, order(\.intIdx)), ("id", false, order(\.id)), ("id", true, order(\.id)),
+        ]
+        func results() throws -> [(name: String, results: Results<QItem>)] {
+            try filters.flatMap { filter in
+                try sorts.map { ("\(filter.0) sorted by \($0.0) \($0.1 ? "up" : "down")", try all.filter(filter.0).sorted(byKeyPath: $0.0, ascending: $0.1)) }
+            }
+        }
+        let kept = try results()
+        func check(_ label: String) throws {
+            // The reference: the whole class read in key order, filtered and sorted here.
+            var rows: [Row] = []
+            for o in all { rows.append((o.id, o.intIdx, o.dateIdx, o.optIntIdx, o.stringIdx, o.boolIdx, o.double)) }
+            let fresh = try results()
+            for i in fresh.indices {
+                let (filter, sort) = (filters[i / sorts.count], sorts[i % sorts.count])
+                let matching = rows.filter(filter.1)
+                let expected = matching.sorted { sort.2($0, $1, sort.1) }.map(\.id)
+                let sum = matching.reduce(0) { $0 + $1.double }
+                for (which, r) in [("fresh", fresh[i].results), ("kept", kept[i].results)] {
+                    let name = "\(label): \(fresh[i].name), \(which)"
+                    XCTAssertEqual(r.count, expected.count, "\(name): count")
+                    XCTAssertEqual(try r.sum(ofProperty: "double") as Double, sum, "\(name): sum")
+                    XCTAssertEqual(try r.max(ofProperty: "double") as Double?, matching.map(\.double).max(), "\(name): max")
+                    for n in [1, 5, 33] {
+                        XCTAssertEqual(Array(r.prefix(n)).map(\.id), Array(expected.prefix(n)), "\(name): prefix(\(n))")
+                    }
+                    var looped: [Int] = []
+                    for o in r {
+                        looped.append(o.id)
+                        if looped.count == 40 { break }
+                    }
+                    XCTAssertEqual(looped, Array(expected.prefix(40)), "\(name): a loop that stops")
+                    XCTAssertEqual(r.map(\.id), expected, "\(name): map")
+                    XCTAssertEqual(r.first?.id, expected.first, "\(name): first")
+                    XCTAssertEqual(r.last?.id, expected.last, "\(name): last")
+                }
+                let again = try all.filter(filter.0).sorted(byKeyPath: sort.0, ascending: sort.1)
+                let positions = stride(from: 0, to: expected.count, by: 7).map { $0 }
+                XCTAssertEqual(positions.map { again[$0].id }, positions.map { expected[$0] }, "\(label): \(fresh[i].name): by position")
+            }
+        }
+        try check("start")
+        let other = try Lattice(configuration: config)
+        for round in 0..<4 {
+            let id = random(1_500)
+            switch round % 4 {
+            case 0:
+                try lattice.write {
+                    let item = lattice.object(ofType: QItem.self, forPrimaryKey: id)
+                    item?.dateIdx = Date(timeIntervalSinceReferenceDate: Double(random(400)) * 3_600)
+                    item?.boolIdx.toggle()
+                }
+            case 1:
+                try lattice.write {
+                    if let item = lattice.object(ofType: QItem.self, forPrimaryKey: id) { try lattice.delete(item) }
+                    let item = QItem()
+                    fill(item, id: 2_000 + round)
+                    try lattice.add(item)
+                }
+            case 2:
+                try other.write { other.object(ofType: QItem.self, forPrimaryKey: id)?.optIntIdx = random(2) == 0 ? nil : random(100) }
+                lattice.refresh()
+            default:
+                try lattice.write { try lattice.delete(all.filter("boolIdx == true").sorted(byKeyPath: "dateIdx", ascending: false).prefix(3)) }
+            }
+            try check("round \(round)")
+        }
+
+        // A loop walks the objects as they were when it began, whatever it writes on the way.
+        let newest = try all.filter("boolIdx == true").sorted(byKeyPath: "dateIdx", ascending: false)
+        let before = newest.map(\.id)
+        var seen: [Int] = []
+        for item in newest {
+            seen.append(item.id)
+            if seen.count == 5 {
+                try lattice.write {
+                    let added = QItem()
+                    fill(added, id: 5_000)
+                    added.boolIdx = true
+                    added.dateIdx = Date(timeIntervalSinceReferenceDate: 1e9)
+                    try lattice.add(added)
+                    lattice.object(ofType: QItem.self, forPrimaryKey: before[before.count - 1])?.dateIdx = Date(timeIntervalSinceReferenceDate: 2e9)
+                }
+            }
+        }
+        XCTAssertEqual(seen, before)
+        XCTAssertEqual(newest.first?.id, before[before.count - 1])
+        XCTAssertEqual(Array(newest.prefix(2)).map(\.id), [before[before.count - 1], 5_000])
+    }
+
     func testChainedFiltersMakeOnePlan() throws {
         try seed()
         let chained = try items.filter("intIdx == 3").filter("string == 'B'")

@@ -55,7 +55,7 @@ extension Results {
                let end = try ResultsOrdering.indexEnd(info, column, low: smallest, lastOfTies: false, skippingNil: true, txn) {
                 keys = end.map { [$0] } ?? []
             }
-            let values = try ResultsOrdering.load(keys ?? checkedKeys(), [path], info, lattice, txn)
+            let values = try ResultsOrdering.load(keys ?? unsortedKeys(info, txn), [path], info, lattice, txn)
             return (t, values.filter { $0 != .null })
         }
     }

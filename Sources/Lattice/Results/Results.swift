@@ -13,7 +13,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
     let query: ResultsQuery
     /// Where the candidate objects come from: the whole class, or one object's collection.
     let source: ResultsSource
-    private let cache: ResultsKeyCache
+    let cache: ResultsKeyCache
 
     init(lattice: Lattice, info: ClassInfo?, query: ResultsQuery = ResultsQuery(), source: ResultsSource = .all) {
         self.lattice = lattice
@@ -22,13 +22,13 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         self.source = source
         var wholeClass = false
         var columns: UInt64?
-        var indexOrder: (column: ScalarColumn, ascending: Bool)?
+        var indexOrder: ResultsKeyCache.IndexOrder?
         if case .all = source {
             wholeClass = query.bound == nil && query.ops.isEmpty
             columns = query.columnMask
-            if query.bound == nil, query.ops.count == 1, case let .sort(descriptors) = query.ops[0], descriptors.count == 1,
+            if query.ops.count == 1, case let .sort(descriptors) = query.ops[0], descriptors.count == 1,
                let column = descriptors[0].path.rootColumn {
-                indexOrder = (column, descriptors[0].ascending)
+                indexOrder = .init(column: column, ascending: descriptors[0].ascending, filtered: query.bound != nil)
             }
         }
         cache = ResultsKeyCache(wholeClass: wholeClass, columns: columns, indexOrder: indexOrder,
@@ -95,7 +95,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                 cache.keepCount(n, lattice, info)
                 return n
             }
-            return keys().count
+            // Sorting changes no count.
+            return lattice.reading("the count of '\(info.name)'") { try unsortedKeys(info, $0) }.count
         }
     }
 
@@ -105,7 +106,8 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
             preconditionFailure("Index \(position) is out of range: these results of '\(Element.self)' have 0 objects.")
         }
         // The cache creates instances of `Element.self` only.
-        return unsafeDowncast(cache.object(at: position, lattice: lattice, info: info, type: Element.self) { try evaluateKeys($0, $1) },
+        return unsafeDowncast(cache.object(at: position, lattice: lattice, info: info, type: Element.self,
+                                           evaluate: { try evaluateKeys($0, $1) }, matches: { try unorderedKeys($0, $1) }),
                               to: Element.self)
     }
 
@@ -159,7 +161,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
                                                        skippingNil: false, txn) {
                 return end
             }
-            let matches = try unorderedKeys(info, txn)
+            let matches = try cache.matches(lattice, info, txn) { try unorderedKeys($0, $1) }
             // A class's filtered objects (their keys ascend) sorted by an indexed property: from the index's end.
             if case .all = source, query.bound != nil, descriptors.count == 1, lattice.writer == nil,
                let column = descriptors[0].path.rootColumn,
@@ -272,7 +274,7 @@ public struct Results<Element: Object>: RandomAccessCollection, LatticeCollectio
         }
         // Sorted by an indexed property, outside a write: the keys are taken from the index a batch at a
         // time, so a loop that breaks early reads what it reached.
-        if !reversed, let info, lattice.writer == nil, let walk = lattice.synchronized({ cache.keyWalk(lattice, info) }) {
+        if !reversed, let info, lattice.writer == nil, let walk = lattice.synchronized({ cache.keyWalk(lattice, info) { try unorderedKeys($0, $1) } }) {
             return Iterator(results: self, keys: walk.keys, growing: walk)
         }
         return Iterator(results: self, keys: reversed ? keys().reversed() : keys())
@@ -356,7 +358,7 @@ final class ResultsKeyCache {
         let columns: UInt64
     }
 
-    init(wholeClass: Bool, columns: UInt64?, indexOrder: (column: ScalarColumn, ascending: Bool)? = nil, patching query: ResultsQuery? = nil) {
+    init(wholeClass: Bool, columns: UInt64?, indexOrder: IndexOrder? = nil, patching query: ResultsQuery? = nil) {
         self.wholeClass = wholeClass
         self.columns = columns
         self.indexOrder = indexOrder
@@ -377,10 +379,42 @@ final class ResultsKeyCache {
         return made
     }
 
-    /// For a whole class sorted by one property: that property and the direction. When it is indexed,
-    /// positions near the start are read from the start of the index (`prefix`), so the first screenful
-    /// of a large class sorted by date reads that screenful, not the whole index, after each change.
-    private let indexOrder: (column: ScalarColumn, ascending: Bool)?
+    /// A class's objects (all, or those a filter matches) sorted by one property of their own.
+    struct IndexOrder {
+        let column: ScalarColumn
+        let ascending: Bool
+        /// Whether a filter selects the objects (see `matches`).
+        let filtered: Bool
+    }
+
+    /// For a class sorted by one property: that property and the direction. When it is indexed, positions
+    /// near the start are read from the start of the index (`prefix`), so the first screenful of a large
+    /// class sorted by date reads that screenful, not the whole index, after each change; for filtered
+    /// results, the index is walked among the filter's matches when that is shorter than sorting them
+    /// (see `ResultsOrdering.firstKeys`).
+    private let indexOrder: IndexOrder?
+
+    /// The filter's matches (ascending keys, or the collection's order; before sorting) and the stamp they
+    /// were found at, while `keys` are not current: what a count, an end or the first screenful of sorted
+    /// results needs, found once for each change of the view and sorted when every key is asked for.
+    @exclusivity(unchecked) private var matched: (stamp: KeyStamp, keys: [Int64])?
+
+    /// The filter's matches at the handle's current view (`find` runs the filter in `txn`, the current
+    /// read transaction), kept until the view changes or every key is evaluated.
+    func matches(_ lattice: Lattice, _ info: ClassInfo, _ txn: Transaction,
+                 _ find: (ClassInfo, Transaction) throws -> [Int64]) throws -> [Int64] {
+        let current = currentStamp(lattice, info)
+        if let matched, matched.stamp == current { return matched.keys }
+        let found = try find(info, txn)
+        matched = (current, found)
+        return found
+    }
+
+    /// The matches `matches` kept for the handle's current view, if any.
+    func keptMatches(_ lattice: Lattice, _ info: ClassInfo) -> [Int64]? {
+        guard let matched, matched.stamp == currentStamp(lattice, info) else { return nil }
+        return matched.keys
+    }
     /// The first keys in that order, under `prefixStamp` (see `prefixObject`).
     @exclusivity(unchecked) private var prefix: [Int64] = []
     @exclusivity(unchecked) private var prefixStamp: KeyStamp?
@@ -443,6 +477,7 @@ final class ResultsKeyCache {
     /// Takes `keys` as those of the handle's current view.
     func adopt(_ keys: [Int64], _ lattice: Lattice, _ info: ClassInfo) {
         self.keys = keys
+        matched = nil
         stamp = currentStamp(lattice, info)
         stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil
     }
@@ -472,6 +507,7 @@ final class ResultsKeyCache {
         let current = currentStamp(lattice, info)
         if stamp == current || patch(lattice, info, current) { return keys }
         keys = try evaluate(info, lattice.readTransaction())
+        matched = nil
         stamp = current
         stampCommit = lattice.writer == nil ? lattice.ownCommitCount : nil
         return keys
@@ -492,12 +528,12 @@ final class ResultsKeyCache {
     /// `results[position]`: an instance of `type`; out of range stops with a message. Here rather than in
     /// the generic subscript, where every field of `Results` would be reached through its metadata.
     func object(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
-                evaluate: (ClassInfo, Transaction) throws -> [Int64]) -> Object {
+                evaluate: (ClassInfo, Transaction) throws -> [Int64], matches: (ClassInfo, Transaction) throws -> [Int64]) -> Object {
         let (object, key): (Object?, Int64) = lattice.synchronized {
             // Read ahead with the keys of this generation of the view: nothing to evaluate or check.
             if let object = positional.batched(at: position) { return (object, object._key) }
             if indexOrder != nil, position >= 0, position < ClassPositions.jumpLimit,
-               let found = prefixObject(at: position, lattice: lattice, info: info, type: type) {
+               let found = prefixObject(at: position, lattice: lattice, info: info, type: type, matches: matches) {
                 return found
             }
             if wholeClass {
@@ -526,12 +562,14 @@ final class ResultsKeyCache {
         return object ?? lattice.materialize(type, info, key: key, record: nil)
     }
 
-    /// For a loop over a whole class sorted by an indexed property whose keys are not current: the first
-    /// keys from the index, with the walk that takes more. nil when the keys are current, the index cannot
-    /// give the order, or the first walk took every key (they are then `keys`).
-    func keyWalk(_ lattice: Lattice, _ info: ClassInfo) -> IndexKeyWalk? {
-        guard let order = indexOrder, stamp != currentStamp(lattice, info),
-              let walk = IndexKeyWalk(lattice, info, order.column, ascending: order.ascending) else { return nil }
+    /// For a loop over a class (or its filtered objects) sorted by an indexed property whose keys are not
+    /// current: the first keys from the index, with the walk that takes more. nil when the keys are
+    /// current, the index cannot give the order, or the first walk took every key (they are then `keys`).
+    /// `matches` runs the filter.
+    func keyWalk(_ lattice: Lattice, _ info: ClassInfo, matches: (ClassInfo, Transaction) throws -> [Int64]) -> IndexKeyWalk? {
+        guard let order = indexOrder, stamp != currentStamp(lattice, info) else { return nil }
+        let among = order.filtered ? lattice.reading("the objects of '\(info.name)'") { try self.matches(lattice, info, $0, matches) } : nil
+        guard let walk = IndexKeyWalk(lattice, info, order.column, ascending: order.ascending, among: among) else { return nil }
         if walk.complete {
             adopt(walk.keys, lattice, info)
             return nil
@@ -539,20 +577,23 @@ final class ResultsKeyCache {
         return walk
     }
 
-    /// `object(at:)` for a position near the start of a whole class sorted by an indexed property while
-    /// `keys` are not current: the first keys read from the index, at least twice as many as last time
-    /// (so reading positions one after another walks the index about twice). nil when the keys are
-    /// current, the index cannot give the order (see `ResultsOrdering.walkIndex`) or the position is past
-    /// the end: the caller goes on as for any results. Once a walk reaches the end, its keys are `keys`.
-    private func prefixObject(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type) -> (Object?, Int64)? {
-        guard let order = indexOrder else { return nil }
+    /// `object(at:)` for a position near the start of a class (or its filtered objects) sorted by an indexed
+    /// property while `keys` are not current: the first keys read from the index, at least twice as many
+    /// as last time (so reading positions one after another walks the index about twice). nil when the
+    /// keys are current, the index cannot give the order (see `ResultsOrdering.firstKeys`) or the position
+    /// is past the end: the caller goes on as for any results. Once a walk reaches the end (or the
+    /// filter's matches are sorted instead), its keys are `keys`.
+    private func prefixObject(at position: Int, lattice: Lattice, info: ClassInfo, type: Object.Type,
+                              matches: (ClassInfo, Transaction) throws -> [Int64]) -> (Object?, Int64)? {
+        guard let order = indexOrder, !order.filtered || lattice.writer == nil else { return nil }
         let current = currentStamp(lattice, info)
         if stamp == current { return nil }
         if prefixStamp != current { (prefix, prefixStamp) = ([], current) }
         if position >= prefix.count {
             let limit = max(position + 1, 2 * prefix.count, 32)
             guard let walked = lattice.reading("the objects of '\(info.name)'", { txn in
-                try ResultsOrdering.walkIndex(info, order.column, ascending: order.ascending, limit: limit, lattice, txn)
+                try ResultsOrdering.firstKeys(info, order.column, ascending: order.ascending, limit: limit,
+                                              among: order.filtered ? self.matches(lattice, info, txn, matches) : nil, lattice, txn)
             }) else { return nil }
             if walked.complete {
                 adopt(walked.keys, lattice, info)

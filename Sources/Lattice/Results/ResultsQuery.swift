@@ -172,7 +172,7 @@ extension Results {
             keys = firsts
             ops = ops.dropFirst()
         } else {
-            keys = try unorderedKeys(info, txn)
+            keys = try cache.keptMatches(lattice, info) ?? unorderedKeys(info, txn)
         }
         for step in ops { keys = try ResultsOrdering.apply(step, keys, info, lattice, txn) }
         return keys
@@ -193,6 +193,13 @@ extension Results {
         return try QueryExecutor(info: info, txn: txn, lattice: lattice).keys(plan)
     }
 
+    /// The keys when their order does not matter: for sorted results whose keys are not current, the
+    /// filter's matches (kept for the reads that usually follow), not sorted; otherwise the keys.
+    func unsortedKeys(_ info: ClassInfo, _ txn: Transaction) throws -> [Int64] {
+        if query.ops.isEmpty || query.ops.contains(where: \.isDistinct) || cache.isCurrent(lattice, info) { return try checkedKeys() }
+        return try cache.matches(lattice, info, txn) { try unorderedKeys($0, $1) }
+    }
+
     /// The count when it needs no record: all objects, or an exact index scan. nil otherwise.
     func countWithoutReading(_ info: ClassInfo, _ txn: Transaction) throws -> Int? {
         if case .collection = source { return nil }
@@ -203,6 +210,13 @@ extension Results {
         if case let .term(term)? = query.bound, term.op == .in, term.constants.count > 1, term.property === info.primaryKey { return nil }
         let plan = try QueryPlanner(info: info, txn: txn, lattice: lattice).plan(query.bound)
         if case .none = plan.access { return 0 }
+        // The objects linking through one to-one link to the objects the end plan finds (`chat == %@`): the
+        // backlink table's duplicate counts, as each object links to one of them at most.
+        if plan.residual == nil, case let .backlinks(endPlan, hops) = plan.access, hops.count == 1, case .link = hops[0].kind,
+           let table = hops[0].to.backlinkTable {
+            let targets = try QueryExecutor(info: hops[0].to, txn: txn, lattice: lattice).keys(endPlan)
+            return try targets.reduce(0) { $0 + (try BacklinkTable(table: table).count(txn, target: $1, linkID: hops[0].property.linkID)) }
+        }
         guard plan.isExactIndexScan, case let .index(scan) = plan.access else { return nil }
         return try QueryExecutor(info: info, txn: txn, lattice: lattice).count(scan)
     }
@@ -215,6 +229,12 @@ enum ResultsOrdering {
         switch step {
         case let .sort(descriptors):
             let width = descriptors.count
+            // By the integer primary key of a class keyed by it (the object key): keys in ascending order (a
+            // class's filtered objects) are in that order already.
+            if width == 1, info.keyedByPrimaryKey, descriptors[0].path.rootColumn?.property === info.primaryKey,
+               zip(keys, keys.dropFirst()).allSatisfy({ $0 <= $1 }) {
+                return descriptors[0].ascending ? keys : keys.reversed()
+            }
             let values = try load(keys, descriptors.map(\.path), info, lattice, txn)
             if width == 1 { return order(values, ascending: descriptors[0].ascending).map { keys[$0] } }
             // Several keys: each column's values become ranks (equal values, equal ranks) through the one-column
@@ -304,10 +324,32 @@ enum ResultsOrdering {
         let gap = try ObjectTable(table: info.objectsTable).count(txn) / matches.count + 1
         guard gap <= 4 * matches.count else { return nil }
         // The last object in sorted order is in the first group of the opposite order that holds a match.
-        guard let walked = try walkIndex(info, column, ascending: first == ascending, limit: Swift.max(64, Swift.min(16 * gap, 8 * matches.count)),
-                                         lattice, txn, until: { matches.position(ofAscending: $0) != nil }) else { return nil }
-        let met = walked.keys.filter { matches.position(ofAscending: $0) != nil }
-        return met.isEmpty ? nil : .some(try sortedEnd([(path, ascending)], met, first: first, info, lattice, txn))
+        guard let walked = try walkIndex(info, column, ascending: first == ascending, limit: 1, lattice, txn, among: matches,
+                                         steps: Swift.max(64, Swift.min(16 * gap, 8 * matches.count))),
+              !walked.keys.isEmpty else { return nil }
+        return .some(try sortedEnd([(path, ascending)], walked.keys, first: first, info, lattice, txn))
+    }
+
+    /// The first keys of results in the order of the indexed `column` (at least `limit` of them where there
+    /// are that many) and whether they are all of them. For a whole class (`matches` nil) read from the
+    /// index, nil when it cannot give the order (see `walkIndex`). For a filter's matches (ascending keys),
+    /// walked from the index among them when that likely costs at most a quarter of reading every match's
+    /// sort value (an index step costs about half a record read at random), so that a loop that goes on
+    /// past the walk, and then sorts the matches after all, pays little more; otherwise, and when the walk
+    /// runs past twice its expected length, every match sorted by its value.
+    static func firstKeys(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, limit: Int, among matches: [Int64]?,
+                          _ lattice: Lattice, _ txn: Transaction) throws -> (keys: [Int64], complete: Bool)? {
+        guard let matches else { return try walkIndex(info, column, ascending: ascending, limit: limit, lattice, txn) }
+        if limit < matches.count {
+            let gap = try ObjectTable(table: info.objectsTable).count(txn) / matches.count + 1
+            if 2 * limit * gap <= matches.count,
+               let walked = try walkIndex(info, column, ascending: ascending, limit: limit, lattice, txn, among: matches,
+                                          steps: Swift.max(64, 2 * limit * gap)) {
+                return walked
+            }
+        }
+        let path = ResolvedPath(hops: [], end: .scalar(column), endClass: info, text: column.name)
+        return (try apply(.sort([(path, ascending)]), matches, info, lattice, txn), true)
     }
 
     /// The positions of `values` (one per row) in sorted order; ties keep the rows' order.
@@ -410,24 +452,28 @@ enum ResultsOrdering {
     /// read from the end of the index that order starts at, and whether they are all of them. nil when
     /// not indexed, or when `limit` is given for a floating-point property whose index holds NaN (NaN keys
     /// lie at the two ends of its index, by sign bit, but sort first, so only a whole walk orders them).
-    /// With `until`, the walk also stops at the end of the first group of equal values holding a key
-    /// `until` accepts.
+    /// With `matches` (ascending keys: a filter's), only those objects are taken (`limit` counts them),
+    /// and the walk gives up (nil) after `steps` index entries.
     static func walkIndex(_ info: ClassInfo, _ column: ScalarColumn, ascending: Bool, limit: Int, _ lattice: Lattice,
-                          _ txn: Transaction, until: ((Int64) -> Bool)? = nil) throws -> (keys: [Int64], complete: Bool)? {
+                          _ txn: Transaction, among matches: [Int64]? = nil, steps: Int = .max) throws -> (keys: [Int64], complete: Bool)? {
         let property = column.property
+        func taken(_ key: Int64) -> Bool { matches.map { $0.position(ofAscending: key) != nil } ?? true }
+        var walked = 0
         if info.keyedByPrimaryKey && property === info.primaryKey {
             var keys: [Int64] = []
-            let complete = try txn.withCursor(info.objectsTable) { cursor -> Bool in
+            let complete = try txn.withCursor(info.objectsTable) { cursor -> Bool? in
                 var entry = try ascending ? cursor.first() : cursor.last()
                 while let e = entry {
-                    if keys.count == limit { return false }
-                    keys.append(KeyCodec.int(e.key))
-                    if let until, until(keys[keys.count - 1]) { return false }  // each key a group of its own
+                    if keys.count >= limit { return false }
+                    walked += 1
+                    if walked > steps { return nil }
+                    let key = KeyCodec.int(e.key)
+                    if taken(key) { keys.append(key) }
                     entry = try ascending ? cursor.next() : cursor.previous()
                 }
                 return true
             }
-            return (keys, complete)
+            return complete.map { (keys, $0) }
         }
         // An encrypted file's index keys are keyed hashes, in no useful order: sort the records instead.
         guard let dbi = property.indexTable, !txn.isEncrypted else { return nil }
@@ -442,24 +488,25 @@ enum ResultsOrdering {
         var starts: [Int] = []
         var groupKeys: [(group: Int, key: [UInt8])] = []
         var previous: [UInt8] = []
-        var met = false
-        let complete = try txn.withCursor(dbi) { cursor -> Bool in
+        let finished = try txn.withCursor(dbi) { cursor -> Bool? in
             var entry = try backward ? cursor.last() : cursor.first()
             while let e = entry {
                 if starts.isEmpty || !previous.withUnsafeBytes({ e.key.sameBytes(as: $0) }) {
-                    if out.count >= limit || met { return false }
+                    if out.count >= limit { return false }
                     starts.append(out.count)
                     previous.removeAll(keepingCapacity: true)
                     previous.append(contentsOf: e.key)
                     if nan || isAmbiguous(e.key, column) { groupKeys.append((starts.count - 1, previous)) }
                 }
+                walked += 1
+                if walked > steps { return nil }
                 let key = KeyCodec.int(e.value)
-                out.append(key)
-                if let until, !met, until(key) { met = true }
+                if taken(key) { out.append(key) }
                 entry = try backward ? cursor.previous() : cursor.next()
             }
             return true
         }
+        guard let complete = finished else { return nil }
         func group(_ i: Int) -> Range<Int> { starts[i]..<(i + 1 < starts.count ? starts[i + 1] : out.count) }
         if backward {
             // Equal values keep object-key order in both directions.

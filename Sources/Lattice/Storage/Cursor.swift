@@ -93,6 +93,34 @@ struct Cursor {
     /// The first entry whose key is at least `key`, or nil.
     mutating func seek(atLeast key: Bytes) throws -> Entry? { try move(MDB_SET_RANGE, key: key) }
 
+    /// In a table of fixed-size duplicates (`MDB_DUPFIXED`, neither packed nor sealed), with the cursor on
+    /// the first duplicate of a key: that key's duplicates, handed to `body` a page at a time (the values
+    /// one after another, `size` bytes each) instead of one move each. False, with nothing handed, for a
+    /// table of another kind (walk it with `nextDuplicate`).
+    mutating func forEachDuplicatePage(size: Int, _ body: (Bytes) throws -> Void) throws -> Bool {
+        guard runs == nil, blocks == nil, !sealed, let first = try current() else { return false }
+        // A key with one value has no duplicates page for `MDB_GET_MULTIPLE` to return.
+        if try duplicateCount() == 1 {
+            try body(first.value)
+            return true
+        }
+        var k = MDB_val()
+        var v = MDB_val()
+        var op = MDB_GET_MULTIPLE
+        while true {
+            let rc = mdb_cursor_get(handle, &k, &v, op)
+            if rc == MDB_NOTFOUND { return true }
+            try env.check(rc)
+            try ValueBounds.check(v, pageSize: pageSize, env)
+            guard v.mv_size % size == 0 else {
+                throw LatticeError.corruptFile(path: env.path, reason: "the duplicates of a key in '\(env.seals.name(of: table))' are not \(size) bytes each.")
+            }
+            residentPages?.note(k, v)
+            try body(bytes(v))
+            op = MDB_NEXT_MULTIPLE
+        }
+    }
+
     /// In a sorted-duplicates table: the first duplicate of `key` that is at least `value`, or nil.
     mutating func seek(key: Bytes, atLeastValue value: Bytes) throws -> Entry? {
         if runs != nil { return nil }  // a packed table has no duplicates

@@ -64,6 +64,14 @@ struct BacklinkTable {
             for target in targets {
                 try KeyCodec.withObjectKey(target, suffix: linkID) { k in
                     var entry = try cursor.seek(exactly: k)
+                    guard entry != nil else { return }
+                    // A page of links at a time where the table allows (the values are packed, 12 bytes each).
+                    let paged = try cursor.forEachDuplicatePage(size: BacklinkTable.valueSize) { page in
+                        for offset in stride(from: 0, to: page.count, by: BacklinkTable.valueSize) {
+                            out.append(KeyCodec.int(Bytes(rebasing: page[offset..<offset + 8])))
+                        }
+                    }
+                    if paged { return }
                     while let e = entry, let value = BacklinkTable.decodeValue(e.value) {
                         out.append(value.source)
                         entry = try cursor.nextDuplicate()
